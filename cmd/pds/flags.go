@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// newFlags makes a flag set with the flags every command shares.
+func (e cmdEnv) newFlags(name string) (*flag.FlagSet, *commonFlags) {
+	fs := flag.NewFlagSet("pds "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	c := &commonFlags{}
+	fs.StringVar(&c.database, "database", "pds.db", "SQLite file path, or a postgres:// URL")
+	fs.BoolVar(&c.json, "json", false, "machine-readable output: one JSON object")
+	return fs, c
+}
+
+type commonFlags struct {
+	database string
+	json     bool
+}
+
+// parse applies PDS_* environment variables as defaults, then the flags,
+// which win.
+func parse(fs *flag.FlagSet, args []string) error {
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "PDS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return envErr
+	}
+	return fs.Parse(args)
+}
+
+// printJSON writes v as one JSON object.
+func (e cmdEnv) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table writes rows aligned in columns.
+func (e cmdEnv) table(header string, rows [][]string) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,72 @@
+// Command pds serves the Public Data Service API and carries its
+// administrative commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `pds: the Public Data Service
+
+Usage:
+  pds serve [flags]                       serve the API (SQLite file pds.db by default)
+  pds migrate [--database D]              apply database migrations
+  pds accounts create --name N            create an account
+  pds accounts list                       list accounts
+  pds keys create --account ID --scopes a,b|all [--name N] [--expires-in D] [--rate-limit N]
+  pds keys list --account ID              list an account's keys (never their secrets)
+  pds keys revoke KEY_ID                  revoke a key, effective on the next request
+  pds import campaigns|projects|custom-fields --account ID FILE   (JSON lines; - reads stdin)
+
+Every command takes --database (PDS_DATABASE) and --json. Run "pds COMMAND -h" for its flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "pds:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// run dispatches a command line; tests call it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	env := cmdEnv{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	switch args[0] {
+	case "serve":
+		return env.serve(args[1:])
+	case "migrate":
+		return env.migrate(args[1:])
+	case "accounts":
+		return env.accounts(args[1:])
+	case "keys":
+		return env.keys(args[1:])
+	case "import":
+		return env.importCmd(args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+type cmdEnv struct {
+	ctx            context.Context
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/httpapi"
+	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// serveConfig is every server setting of decisions.md section 9.
+type serveConfig struct {
+	addr                string
+	publicURL           string
+	rateLimit           int
+	customFieldLimit    int
+	webhookWindow       time.Duration
+	webhookSchedule     string
+	webhookTimeout      time.Duration
+	webhookDisable      time.Duration
+	webhookAllowPriv    bool
+	webhookCAFile       string
+	shutdownGracePeriod time.Duration
+}
+
+func (e cmdEnv) serve(args []string) error {
+	fs, c := e.newFlags("serve")
+	var cfg serveConfig
+	fs.StringVar(&cfg.addr, "addr", ":8080", "listen address")
+	fs.StringVar(&cfg.publicURL, "public-url", "http://localhost:8080", "base of 0_person_url and links")
+	fs.IntVar(&cfg.rateLimit, "rate-limit", 600, "default requests per key per minute")
+	fs.IntVar(&cfg.customFieldLimit, "custom-field-limit", 100, "live custom fields per account")
+	fs.DurationVar(&cfg.webhookWindow, "webhook-window", 5*time.Minute, "coalescing window (Go duration)")
+	fs.StringVar(&cfg.webhookSchedule, "webhook-retry-schedule", "0s,5s,5m,30m,2h,5h,10h,14h,20h,24h", "delay before each delivery attempt")
+	fs.DurationVar(&cfg.webhookTimeout, "webhook-timeout", 15*time.Second, "one delivery attempt, in all")
+	fs.DurationVar(&cfg.webhookDisable, "webhook-disable-after", 120*time.Hour, "failure streak that deactivates a subscription")
+	fs.BoolVar(&cfg.webhookAllowPriv, "webhook-allow-private", false, "allow private webhook targets (development only)")
+	fs.StringVar(&cfg.webhookCAFile, "webhook-ca-file", "", "extra CA (PEM) trusted for deliveries")
+	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish on SIGTERM")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if cfg.rateLimit < 1 || cfg.customFieldLimit < 1 || cfg.webhookWindow <= 0 || cfg.webhookTimeout <= 0 {
+		return errors.New("serve: --rate-limit, --custom-field-limit, --webhook-window and --webhook-timeout must be positive")
+	}
+	cfg.publicURL = strings.TrimRight(cfg.publicURL, "/")
+
+	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	st, err := openStore(e.ctx, c.database)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	clk := clock.System{}
+	if err := e.bootstrap(st, clk, c.json, cfg.addr); err != nil {
+		return err
+	}
+
+	srv := httpapi.New(httpapi.Config{
+		PublicURL:        cfg.publicURL,
+		RateLimit:        cfg.rateLimit,
+		CustomFieldLimit: cfg.customFieldLimit,
+	}, st, clk, limiterFor(st), log)
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "engine", st.Engine(), "public_url", cfg.publicURL)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		return err
+	case <-e.ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests", "grace", cfg.shutdownGracePeriod.String())
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGracePeriod)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// limiterFor keeps budgets in the process for SQLite (one instance by
+// nature) and in the database for PostgreSQL, where instances share them.
+func limiterFor(st store.Store) ratelimit.Limiter {
+	if st.Engine() == "postgres" {
+		return ratelimit.NewShared(st)
+	}
+	return ratelimit.NewMemory()
+}
+
+// bootstrap prints the first key on a fresh database, once.
+func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, addr string) error {
+	k, full, err := service.Bootstrap(e.ctx, st, clk.Now())
+	if err != nil || full == "" {
+		return err
+	}
+	if asJSON {
+		out := keyJSON(k)
+		out["key"] = full
+		return e.printJSON(out)
+	}
+	fmt.Fprintf(e.stdout, "\nCreated account \"default\" (%s) and an API key with every scope.\n", k.AccountID)
+	fmt.Fprintf(e.stdout, "The key is shown once; store it now:\n\n  %s\n\n", full)
+	fmt.Fprintf(e.stdout, "Try: curl -H 'Authorization: Bearer %s' http://localhost%s/me\n\n", full, portOf(addr))
+	return nil
+}
+
+func portOf(addr string) string {
+	if addr == "" {
+		return ":8080"
+	}
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		return ":" + port
+	}
+	return ":8080"
+}

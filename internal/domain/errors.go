@@ -1,0 +1,75 @@
+// Package domain holds the entities, scopes and errors shared by every layer.
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. The HTTP layer maps each to one status code.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrUnauthorized = errors.New("unauthorized")
+)
+
+// FieldError names one bad input: a body field (Pointer, a JSON pointer such
+// as "/email") or a query parameter (Parameter).
+type FieldError struct {
+	Pointer   string `json:"pointer,omitempty"`
+	Parameter string `json:"parameter,omitempty"`
+	Detail    string `json:"detail"`
+}
+
+// ValidationError is invalid input: a 400 that changes nothing.
+type ValidationError struct {
+	Detail string
+	Errors []FieldError
+}
+
+func (e *ValidationError) Error() string { return e.Detail }
+
+// BodyError builds a ValidationError for one body field.
+func BodyError(pointer, format string, args ...any) *ValidationError {
+	d := fmt.Sprintf(format, args...)
+	return &ValidationError{Detail: d, Errors: []FieldError{{Pointer: pointer, Detail: d}}}
+}
+
+// ParamError builds a ValidationError for one query parameter.
+func ParamError(param, format string, args ...any) *ValidationError {
+	d := fmt.Sprintf(format, args...)
+	return &ValidationError{Detail: d, Errors: []FieldError{{Parameter: param, Detail: d}}}
+}
+
+// ConflictError is a 409: the write collides with an existing resource.
+type ConflictError struct {
+	Detail     string
+	ExistingID string
+}
+
+func (e *ConflictError) Error() string { return e.Detail }
+
+// ForbiddenError is a 403 that is not about scopes, e.g. a read-only custom field.
+type ForbiddenError struct{ Detail string }
+
+func (e *ForbiddenError) Error() string { return e.Detail }
+
+// LimitError is a 422: an account-wide limit is reached.
+type LimitError struct {
+	Detail  string
+	Limit   int
+	Current int
+}
+
+func (e *LimitError) Error() string { return e.Detail }
+
+// NotFoundError is a 404 with a detail naming what was not found; it matches
+// ErrNotFound with errors.Is.
+type NotFoundError struct{ Detail string }
+
+func (e *NotFoundError) Error() string        { return e.Detail }
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// NotFound returns a NotFoundError for a resource kind and id.
+func NotFound(kind, id string) error {
+	return &NotFoundError{Detail: fmt.Sprintf("No %s with id %q exists in this account.", kind, id)}
+}

@@ -1,0 +1,282 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+// These tests reach routes that exist only for the test (a counted echo and
+// a failing handler), so they live inside the package.
+
+type testServer struct {
+	*Server
+	url   string
+	clock *clock.Fake
+	key   string
+}
+
+func newTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim ratelimit.Limiter) *testServer {
+	t.Helper()
+	s := New(Config{PublicURL: "https://pds.test"}, st, clk, lim, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s.handle("POST /test/echo", domain.ScopeTagsWrite, func(w http.ResponseWriter, r *http.Request) error {
+		var body struct {
+			Name  string   `json:"name"`
+			Count int      `json:"count"`
+			Tags  []string `json:"tags"`
+		}
+		if err := decodeJSON(r, &body); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, body)
+	})
+	s.handle("GET /test/fail", domain.ScopeTagsRead, func(w http.ResponseWriter, r *http.Request) error {
+		return errors.New("pq: relation secret_table does not exist at 10.1.2.3")
+	})
+	s.handle("GET /test/panic", domain.ScopeTagsRead, func(w http.ResponseWriter, r *http.Request) error {
+		panic("boom with internals")
+	})
+	s.handle("GET /test/page", domain.ScopeTagsRead, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := parsePage(r)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, page([]string(nil), p, 0))
+	})
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	ts := &testServer{Server: s, url: hs.URL, clock: clk}
+	return ts
+}
+
+func mintKey(t *testing.T, st store.Store, now time.Time, limit *int) string {
+	t.Helper()
+	acc := domain.NewID("acc")
+	if err := st.CreateAccount(context.Background(), domain.Account{ID: acc, Name: "t", CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	_, full, err := service.MintKey(context.Background(), st, service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes, RateLimit: limit}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return full
+}
+
+type result struct {
+	status int
+	header http.Header
+	body   string
+	prob   map[string]any
+}
+
+func call(t *testing.T, base, method, path, key, contentType, body string) result {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	if body == "" {
+		req.Body = http.NoBody
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := result{status: res.StatusCode, header: res.Header, body: string(raw)}
+	if res.Header.Get("Content-Type") == "application/problem+json" {
+		_ = json.Unmarshal(raw, &r.prob)
+		for _, k := range []string{"type", "title", "status", "detail"} {
+			if _, ok := r.prob[k]; !ok {
+				t.Errorf("problem without %s: %s", k, raw)
+			}
+		}
+	}
+	return r
+}
+
+var start = time.Date(2026, 11, 21, 10, 0, 10, 0, time.UTC)
+
+func TestRateLimit(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		st := eng.NewStore(t)
+		clk := clock.NewFake(start)
+		var lim ratelimit.Limiter = ratelimit.NewMemory()
+		if st.Engine() == "postgres" {
+			lim = ratelimit.NewShared(st)
+		}
+		limit := 3
+		key := mintKey(t, st, start, &limit)
+		s := newTestServer(t, st, clk, lim)
+		for i := 1; i <= 3; i++ {
+			r := call(t, s.url, "GET", "/test/page", key, "", "")
+			if r.status != 200 {
+				t.Fatalf("request %d: %d %s", i, r.status, r.body)
+			}
+			if got, want := r.header.Get("RateLimit-Policy"), `"per-key";q=3;w=60`; got != want {
+				t.Errorf("RateLimit-Policy = %q, want %q", got, want)
+			}
+			if got, want := r.header.Get("RateLimit"), `"per-key";r=`+strconv.Itoa(3-i)+`;t=50`; got != want {
+				t.Errorf("RateLimit = %q, want %q", got, want)
+			}
+			// GET /me is not counted.
+			if r := call(t, s.url, "GET", "/me", key, "", ""); r.status != 200 {
+				t.Fatalf("/me: %d", r.status)
+			}
+		}
+		r := call(t, s.url, "GET", "/test/page", key, "", "")
+		if r.status != 429 || r.header.Get("Retry-After") != "50" || r.prob["status"] != float64(429) {
+			t.Fatalf("fourth request: %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
+		}
+		if r.header.Get("RateLimit") == "" {
+			t.Error("429 without RateLimit header")
+		}
+		if r := call(t, s.url, "GET", "/me", key, "", ""); r.status != 200 {
+			t.Fatalf("/me while limited: %d", r.status)
+		}
+		clk.Advance(50 * time.Second)
+		if r := call(t, s.url, "GET", "/test/page", key, "", ""); r.status != 200 {
+			t.Fatalf("next window: %d", r.status)
+		}
+		// The server default applies to keys without their own limit.
+		other := mintKey(t, st, start, nil)
+		if r := call(t, s.url, "GET", "/test/page", other, "", ""); r.header.Get("RateLimit-Policy") != `"per-key";q=600;w=60` {
+			t.Errorf("default policy: %q", r.header.Get("RateLimit-Policy"))
+		}
+	})
+}
+
+// TestSharedBudgetAcrossInstances: two servers on one PostgreSQL database
+// together grant a key its limit, not twice it.
+func TestSharedBudgetAcrossInstances(t *testing.T) {
+	db := testenv.Postgres.NewDatabase(t)
+	st1, st2 := testenv.Postgres.Open(t, db), testenv.Postgres.Open(t, db)
+	clk := clock.NewFake(start)
+	limit := 4
+	key := mintKey(t, st1, start, &limit)
+	a := newTestServer(t, st1, clk, ratelimit.NewShared(st1))
+	b := newTestServer(t, st2, clk, ratelimit.NewShared(st2))
+	ok := 0
+	for i := range 8 {
+		srv := a
+		if i%2 == 1 {
+			srv = b
+		}
+		switch r := call(t, srv.url, "GET", "/test/page", key, "", ""); r.status {
+		case 200:
+			ok++
+		case 429:
+		default:
+			t.Fatalf("status %d", r.status)
+		}
+	}
+	if ok != limit {
+		t.Fatalf("two instances granted %d requests, want the shared limit %d", ok, limit)
+	}
+}
+
+func TestBodyErrors(t *testing.T) {
+	st := testenv.SQLite.NewStore(t)
+	key := mintKey(t, st, start, nil)
+	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
+	cases := []struct {
+		name, contentType, body string
+		status                  int
+		pointer                 string
+	}{
+		{"ok", "application/json", `{"name":"a","count":2}`, 200, ""},
+		{"charset is fine", "application/json; charset=utf-8", `{"name":"a"}`, 200, ""},
+		{"no content type", "", `{"name":"a"}`, 415, ""},
+		{"form", "application/x-www-form-urlencoded", `name=a`, 415, ""},
+		{"malformed", "application/json", `{"name":`, 400, ""},
+		{"not an object", "application/json", `["a"]`, 400, ""},
+		{"empty", "application/json", ``, 400, ""},
+		{"trailing data", "application/json", `{"name":"a"} {}`, 400, ""},
+		{"unknown member", "application/json", `{"name":"a","colour":"red"}`, 400, "/colour"},
+		{"wrong type", "application/json", `{"count":"two"}`, 400, "/count"},
+		{"wrong element type", "application/json", `{"tags":[1]}`, 400, "/tags"},
+		{"too large", "application/json", `{"name":"` + strings.Repeat("a", 1<<20) + `"}`, 413, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := call(t, s.url, "POST", "/test/echo", key, c.contentType, c.body)
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			}
+			if c.status == 200 {
+				return
+			}
+			if r.header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("content type %q", r.header.Get("Content-Type"))
+			}
+			if c.pointer != "" {
+				errs, _ := r.prob["errors"].([]any)
+				if len(errs) != 1 || errs[0].(map[string]any)["pointer"] != c.pointer {
+					t.Fatalf("errors = %v, want pointer %s", r.prob["errors"], c.pointer)
+				}
+			}
+		})
+	}
+}
+
+func TestServerErrorsHideInternals(t *testing.T) {
+	st := testenv.SQLite.NewStore(t)
+	key := mintKey(t, st, start, nil)
+	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
+	for _, path := range []string{"/test/fail", "/test/panic"} {
+		r := call(t, s.url, "GET", path, key, "", "")
+		if r.status != 500 || strings.Contains(r.body, "secret") || strings.Contains(r.body, "boom") {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		if r.prob["request_id"] != r.header.Get("X-Request-Id") {
+			t.Errorf("500 does not quote its request id: %s", r.body)
+		}
+	}
+}
+
+func TestPageBounds(t *testing.T) {
+	st := testenv.SQLite.NewStore(t)
+	key := mintKey(t, st, start, nil)
+	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
+	for q, want := range map[string]int{
+		"": 200, "?page=1&size=1": 200, "?size=100": 200, "?page=99999": 200,
+		"?page=0": 400, "?page=-1": 400, "?page=x": 400, "?size=0": 400, "?size=101": 400, "?size=1.5": 400, "?page=": 400,
+	} {
+		r := call(t, s.url, "GET", "/test/page"+q, key, "", "")
+		if r.status != want {
+			t.Errorf("%q: %d, want %d (%s)", q, r.status, want, r.body)
+			continue
+		}
+		if want == 400 {
+			errs, _ := r.prob["errors"].([]any)
+			if len(errs) != 1 || errs[0].(map[string]any)["parameter"] == nil {
+				t.Errorf("%q: errors %v do not name the parameter", q, r.prob["errors"])
+			}
+		}
+	}
+	var p domain.Page[string]
+	r := call(t, s.url, "GET", "/test/page", key, "", "")
+	_ = json.Unmarshal([]byte(r.body), &p)
+	if p.Page != 1 || p.Size != 25 || p.Items == nil {
+		t.Fatalf("defaults: %s", r.body)
+	}
+}

@@ -1,0 +1,75 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// problem is an RFC 9457 problem document with this API's extension members.
+type problem struct {
+	Type         string              `json:"type"`
+	Title        string              `json:"title"`
+	Status       int                 `json:"status"`
+	Detail       string              `json:"detail"`
+	Errors       []domain.FieldError `json:"errors,omitempty"`
+	MissingScope domain.Scope        `json:"missing_scope,omitempty"`
+	ExistingID   string              `json:"existing_id,omitempty"`
+	Limit        *int                `json:"limit,omitempty"`
+	Current      *int                `json:"current,omitempty"`
+	RequestID    string              `json:"request_id,omitempty"`
+}
+
+func newProblem(status int, detail string) *problem {
+	return &problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
+	p.RequestID = requestID(r.Context())
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// writeError maps an error from any layer to its problem document. Unknown
+// errors are logged with the request id and shown as a bare 500.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		ve *domain.ValidationError
+		ce *domain.ConflictError
+		fe *domain.ForbiddenError
+		le *domain.LimitError
+		nf *domain.NotFoundError
+	)
+	var se *statusError
+	switch {
+	case errors.As(err, &se):
+		writeProblem(w, r, newProblem(se.status, se.detail))
+	case errors.As(err, &ve):
+		p := newProblem(http.StatusBadRequest, ve.Detail)
+		p.Errors = ve.Errors
+		writeProblem(w, r, p)
+	case errors.As(err, &nf):
+		writeProblem(w, r, newProblem(http.StatusNotFound, nf.Detail))
+	case errors.Is(err, domain.ErrNotFound):
+		writeProblem(w, r, newProblem(http.StatusNotFound, "The resource does not exist in this account."))
+	case errors.As(err, &ce):
+		p := newProblem(http.StatusConflict, ce.Detail)
+		p.ExistingID = ce.ExistingID
+		writeProblem(w, r, p)
+	case errors.As(err, &fe):
+		writeProblem(w, r, newProblem(http.StatusForbidden, fe.Detail))
+	case errors.As(err, &le):
+		p := newProblem(http.StatusUnprocessableEntity, le.Detail)
+		p.Limit, p.Current = &le.Limit, &le.Current
+		writeProblem(w, r, p)
+	default:
+		slog.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "error", err.Error())
+		writeProblem(w, r, newProblem(http.StatusInternalServerError,
+			"The server could not complete the request. Quote the request id when reporting it."))
+	}
+}

@@ -1,0 +1,16 @@
+package httpapi
+
+import "github.com/pds-dev/pds/internal/domain"
+
+// routes registers every operation with the scope it requires (spec section
+// 4 and decisions.md section 1). Each resource's file adds its own routes.
+func (s *Server) routes() {
+	s.register("GET /healthz", routeOpts{public: true}, s.healthz)
+	s.register("GET /readyz", routeOpts{public: true}, s.readyz)
+	s.register("GET /openapi.json", routeOpts{public: true}, s.openapiJSON)
+	s.register("GET /docs", routeOpts{public: true}, s.docs)
+
+	s.register("GET /me", routeOpts{uncount: true}, s.whoami)
+
+	_ = domain.AllScopes
+}

@@ -1,0 +1,125 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/httpapi/apitest"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+var pathParam = regexp.MustCompile(`\{[^}]+\}`)
+
+// TestEveryRouteNeedsItsScope calls every scoped route with a key that has
+// every scope but the one the route needs, and expects a 403 naming it.
+func TestEveryRouteNeedsItsScope(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		acc := env.NewAccount()
+		for _, r := range env.Server.Routes() {
+			if r.Public || r.Scope == "" {
+				continue
+			}
+			others := slices.DeleteFunc(slices.Clone(domain.AllScopes), func(s domain.Scope) bool { return s == r.Scope })
+			key := env.Key(acc, others...)
+			method, path, _ := strings.Cut(r.Pattern, " ")
+			path = pathParam.ReplaceAllString(path, "x_1")
+			req := apitest.Request{Method: method, Path: path, Key: key}
+			if method == http.MethodPost || method == http.MethodPatch {
+				req.Body = map[string]any{}
+			}
+			p := env.Do(req).Want(403).Problem()
+			if p.MissingScope != string(r.Scope) || !strings.Contains(p.Detail, string(r.Scope)) {
+				t.Errorf("%s: problem %+v does not name the missing scope %s", r.Pattern, p, r.Scope)
+			}
+		}
+	})
+}
+
+// TestRoutesMatchTheContract holds the registered routes and the OpenAPI
+// document to each other: same operations, same scopes, and every
+// authenticated operation documents its error statuses.
+func TestRoutesMatchTheContract(t *testing.T) {
+	doc, err := apitest.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := apitest.New(t, testenv.SQLite)
+	registered := map[string]bool{}
+	for _, r := range env.Server.Routes() {
+		registered[r.Pattern] = true
+		method, path, _ := strings.Cut(r.Pattern, " ")
+		item := doc.Paths.Find(path)
+		var op *openapi3.Operation
+		if item != nil {
+			op = item.GetOperation(method)
+		}
+		if op == nil {
+			t.Errorf("route %s is not in api/openapi.yaml", r.Pattern)
+			continue
+		}
+		scope, _ := op.Extensions["x-scope"].(string)
+		if scope != string(r.Scope) {
+			t.Errorf("%s: x-scope %q in the contract, %q in the code", r.Pattern, scope, r.Scope)
+		}
+		want := []string{}
+		if !r.Public {
+			want = append(want, "401", "500")
+			if r.Pattern != "GET /me" {
+				want = append(want, "429")
+			}
+			if r.Scope != "" {
+				want = append(want, "403")
+			}
+		}
+		if op.RequestBody != nil {
+			want = append(want, "400", "413", "415")
+		}
+		for _, status := range want {
+			if op.Responses.Value(status) == nil {
+				t.Errorf("%s: the contract does not document status %s", r.Pattern, status)
+			}
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			if !registered[method+" "+path] {
+				t.Errorf("the contract has %s %s but no route serves it", method, path)
+			}
+		}
+	}
+}
+
+func TestUnknownRouteAndMethod(t *testing.T) {
+	env := apitest.New(t, testenv.SQLite)
+	p := env.Get("", "/no-such-thing").Want(404).Problem()
+	if !strings.Contains(p.Detail, "/no-such-thing") {
+		t.Errorf("404 detail %q does not name the path", p.Detail)
+	}
+	res := env.Delete("", "/me").Want(405)
+	if res.Header.Get("Allow") == "" {
+		t.Error("405 without Allow")
+	}
+	res.Problem()
+}
+
+func TestOperationalEndpoints(t *testing.T) {
+	env := apitest.New(t, testenv.SQLite)
+	env.Get("", "/healthz").Want(200)
+	env.Get("", "/readyz").Want(200)
+	var doc map[string]any
+	env.Get("", "/openapi.json").Want(200).JSON(&doc)
+	if doc["openapi"] != "3.1.0" || doc["info"].(map[string]any)["version"] != "0.0.0" {
+		t.Fatalf("openapi.json: openapi %v, info %v", doc["openapi"], doc["info"])
+	}
+	html := string(env.Get("", "/docs").Want(200).Body)
+	if !strings.Contains(html, "<code>/me</code>") || !strings.Contains(html, "Public Data Service") {
+		t.Fatal("the reference page does not list GET /me")
+	}
+}

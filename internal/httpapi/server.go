@@ -1,0 +1,142 @@
+// Package httpapi is the REST interface: routes on the standard ServeMux,
+// bearer-key authentication, scopes, rate limits and problem+json errors.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// Config holds the server settings the handlers need.
+type Config struct {
+	// PublicURL is the base of links such as 0_person_url, without a trailing slash.
+	PublicURL string
+	// RateLimit is the default number of requests per key per minute.
+	RateLimit int
+	// CustomFieldLimit is the number of live custom fields an account may hold.
+	CustomFieldLimit int
+}
+
+// Server serves the API.
+type Server struct {
+	cfg     Config
+	store   store.Store
+	clock   clock.Clock
+	limiter ratelimit.Limiter
+	log     *slog.Logger
+	mux     *http.ServeMux
+	table   []Route
+}
+
+// Route describes one registered operation, for tests that hold every route
+// to the contract and to its scope.
+type Route struct {
+	Pattern string // "GET /tags/{tag_id}"
+	Public  bool   // no key needed
+	Scope   domain.Scope
+}
+
+// Routes lists every registered operation.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.table...) }
+
+// New builds a server. The limiter decides whether budgets are per process
+// (SQLite) or shared through the database (PostgreSQL).
+func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log *slog.Logger) *Server {
+	if cfg.RateLimit <= 0 {
+		cfg.RateLimit = 600
+	}
+	if cfg.CustomFieldLimit <= 0 {
+		cfg.CustomFieldLimit = 100
+	}
+	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// Handler returns the whole API with its outer middleware.
+func (s *Server) Handler() http.Handler {
+	return s.withRequestID(s.withLogging(s.withRecover(http.HandlerFunc(s.dispatch))))
+}
+
+// dispatch answers unknown routes and wrong methods with problem documents
+// instead of the mux's plain text.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	rec := &statusOnly{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	if allow := rec.header.Get("Allow"); rec.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", allow)
+		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed,
+			"The method "+r.Method+" is not allowed on this path; allowed: "+allow+"."))
+		return
+	}
+	writeProblem(w, r, newProblem(http.StatusNotFound, "No route matches "+r.Method+" "+r.URL.Path+"."))
+}
+
+// statusOnly records what the mux's fallback handler would have written.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (s *statusOnly) Header() http.Header         { return s.header }
+func (s *statusOnly) Write(b []byte) (int, error) { return len(b), nil }
+func (s *statusOnly) WriteHeader(code int)        { s.status = code }
+
+// handlerFunc is an endpoint: it writes a success response or returns an error.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// anyScope marks routes that need a valid key but no particular scope.
+const anyScope domain.Scope = ""
+
+// routeOpts says how a route is guarded.
+type routeOpts struct {
+	public   bool // no key needed
+	uncount  bool // not counted against the rate limit
+	scope    domain.Scope
+	hasScope bool
+}
+
+// handle registers an authenticated, scoped, rate-limited route.
+func (s *Server) handle(pattern string, scope domain.Scope, h handlerFunc) {
+	s.register(pattern, routeOpts{scope: scope, hasScope: scope != anyScope}, h)
+}
+
+func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
+	s.table = append(s.table, Route{Pattern: pattern, Public: o.public, Scope: o.scope})
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !o.public {
+			p, ok := s.authenticate(w, r)
+			if !ok {
+				return
+			}
+			if o.hasScope && !p.key.HasScope(o.scope) {
+				pr := newProblem(http.StatusForbidden, "This key lacks the scope "+string(o.scope)+" that this operation requires.")
+				pr.MissingScope = o.scope
+				writeProblem(w, r, pr)
+				return
+			}
+			if !o.uncount && !s.rateLimit(w, r, p) {
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		}
+		if err := h(w, r); err != nil {
+			writeError(w, r, err)
+		}
+	}))
+}
+
+// now is the server's clock, in UTC.
+func (s *Server) now() time.Time { return s.clock.Now().UTC() }

@@ -1,0 +1,203 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// CreateAccount stores a new account.
+func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
+	_, err := s.writer().exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)`,
+		a.ID, a.Name, a.CreatedAt.UnixMilli())
+	return err
+}
+
+// ListAccounts returns every account, oldest first.
+func (s *Store) ListAccounts(ctx context.Context) ([]domain.Account, error) {
+	rows, err := s.reader().query(ctx, `SELECT id, name, created_at FROM accounts ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []domain.Account{}
+	for rows.Next() {
+		var a domain.Account
+		var created int64
+		if err := rows.Scan(&a.ID, &a.Name, &created); err != nil {
+			return nil, err
+		}
+		a.CreatedAt = domain.FromMillis(created)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// GetAccount returns one account or domain.ErrNotFound.
+func (s *Store) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
+	var a domain.Account
+	var created int64
+	err := s.reader().queryRow(ctx, `SELECT id, name, created_at FROM accounts WHERE id = ?`, id).
+		Scan(&a.ID, &a.Name, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("account", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.CreatedAt = domain.FromMillis(created)
+	return &a, nil
+}
+
+// Bootstrap creates the first account and key on an empty database. The
+// insert keyed by the account id settles a race between instances starting
+// together: only one of them inserts.
+func (s *Store) Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (bool, error) {
+	created := false
+	err := s.inTx(ctx, func(q querier) error {
+		var n int
+		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM accounts`).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		res, err := q.exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.Name, a.CreatedAt.UnixMilli())
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		created = true
+		return insertKey(ctx, q, k)
+	})
+	if err != nil && s.isUnique(err) {
+		return false, nil
+	}
+	return created, err
+}
+
+// CreateKey stores a new key.
+func (s *Store) CreateKey(ctx context.Context, k domain.APIKey) error {
+	return insertKey(ctx, s.writer(), k)
+}
+
+func insertKey(ctx context.Context, q querier, k domain.APIKey) error {
+	var rate any
+	if k.RateLimit != nil {
+		rate = *k.RateLimit
+	}
+	_, err := q.exec(ctx, `INSERT INTO api_keys
+		(id, account_id, name, prefix, last_four, hash, scopes, rate_limit, expires_at, revoked_at, last_used_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
+		k.ID, k.AccountID, nullStr(k.Name), k.Prefix, k.LastFour, k.Hash, joinScopes(k.Scopes), rate,
+		nullMillis(k.ExpiresAt), k.CreatedAt.UnixMilli())
+	return err
+}
+
+const keyColumns = `id, account_id, name, prefix, last_four, hash, scopes, rate_limit, expires_at, revoked_at, last_used_at, created_at`
+
+func scanKey(sc interface{ Scan(...any) error }) (*domain.APIKey, error) {
+	var k domain.APIKey
+	var name sql.NullString
+	var scopes string
+	var rate, expires, revoked, used sql.NullInt64
+	var created int64
+	if err := sc.Scan(&k.ID, &k.AccountID, &name, &k.Prefix, &k.LastFour, &k.Hash, &scopes, &rate,
+		&expires, &revoked, &used, &created); err != nil {
+		return nil, err
+	}
+	k.Name = strPtr(name)
+	for _, sc := range strings.Fields(scopes) {
+		k.Scopes = append(k.Scopes, domain.Scope(sc))
+	}
+	if rate.Valid {
+		r := int(rate.Int64)
+		k.RateLimit = &r
+	}
+	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = timePtr(expires), timePtr(revoked), timePtr(used)
+	k.CreatedAt = domain.FromMillis(created)
+	return &k, nil
+}
+
+// KeyByHash finds a key by the hash of its secret, through the unique index.
+func (s *Store) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error) {
+	k, err := scanKey(s.reader().queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.ErrNotFound
+	}
+	return k, err
+}
+
+// ListKeys returns an account's keys, oldest first.
+func (s *Store) ListKeys(ctx context.Context, accountID string) ([]domain.APIKey, error) {
+	rows, err := s.reader().query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []domain.APIKey{}
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *k)
+	}
+	return out, rows.Err()
+}
+
+// RevokeKey marks a key revoked; revoking twice keeps the first time.
+func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) error {
+	res, err := s.writer().exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, at.UnixMilli(), keyID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return domain.NotFound("key", keyID)
+	}
+	return nil
+}
+
+// TouchKey records the last use of a key.
+func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error {
+	_, err := s.writer().exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, at.UnixMilli(), keyID)
+	return err
+}
+
+// IncrementRate counts one request in the key's window and returns the count.
+func (s *Store) IncrementRate(ctx context.Context, keyID string, windowStart time.Time) (int, error) {
+	var n int
+	err := s.writer().queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count) VALUES (?, ?, 1)
+		ON CONFLICT (key_id, window_start) DO UPDATE SET count = rate_windows.count + 1
+		RETURNING count`, keyID, windowStart.UnixMilli()).Scan(&n)
+	return n, err
+}
+
+// RateCount reads a key's count in a window.
+func (s *Store) RateCount(ctx context.Context, keyID string, windowStart time.Time) (int, error) {
+	var n int
+	err := s.reader().queryRow(ctx, `SELECT COALESCE(SUM(count), 0) FROM rate_windows WHERE key_id = ? AND window_start = ?`,
+		keyID, windowStart.UnixMilli()).Scan(&n)
+	return n, err
+}
+
+// PruneRate drops finished windows.
+func (s *Store) PruneRate(ctx context.Context, before time.Time) error {
+	_, err := s.writer().exec(ctx, `DELETE FROM rate_windows WHERE window_start < ?`, before.UnixMilli())
+	return err
+}
+
+func joinScopes(scopes []domain.Scope) string {
+	parts := make([]string, len(scopes))
+	for i, sc := range scopes {
+		parts[i] = string(sc)
+	}
+	return strings.Join(parts, " ")
+}

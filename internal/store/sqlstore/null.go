@@ -1,0 +1,42 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// nullMillis turns an optional time into a nullable unix-millisecond value.
+func nullMillis(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// timePtr turns a nullable unix-millisecond column into an optional time.
+func timePtr(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := domain.FromMillis(n.Int64)
+	return &t
+}
+
+// strPtr turns a nullable text column into an optional string.
+func strPtr(n sql.NullString) *string {
+	if !n.Valid {
+		return nil
+	}
+	s := n.String
+	return &s
+}
+
+// nullStr turns an optional string into a nullable value.
+func nullStr(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}

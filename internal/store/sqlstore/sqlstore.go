@@ -1,0 +1,205 @@
+// Package sqlstore implements store.Store once, over database/sql, for every
+// engine. The engines differ only in how they connect, in their migrations
+// and in placeholder syntax, which Dialect covers.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Dialect captures what differs between engines in the SQL text.
+type Dialect struct {
+	Name string
+	// Numbered placeholders ($1, $2...) instead of '?'.
+	Numbered bool
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
+type IsUniqueViolation func(error) bool
+
+// Store is the shared implementation. Writes go through w; reads through r,
+// which for SQLite is a separate pool of read-only connections.
+type Store struct {
+	dialect  Dialect
+	r, w     *sql.DB
+	isUnique IsUniqueViolation
+
+	stmts sync.Map // query text -> *sql.Stmt, per pool (see stmtKey)
+}
+
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// New builds a Store over the given pools. r and w may be the same pool.
+func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
+	return &Store{dialect: d, r: r, w: w, isUnique: isUnique}
+}
+
+// Engine names the engine.
+func (s *Store) Engine() string { return s.dialect.Name }
+
+// Ping checks both pools.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.r.PingContext(ctx); err != nil {
+		return err
+	}
+	return s.w.PingContext(ctx)
+}
+
+// Close closes the pools and the prepared statements.
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
+	err := s.r.Close()
+	if s.w != s.r {
+		err = errors.Join(err, s.w.Close())
+	}
+	return err
+}
+
+// rebind turns '?' placeholders into the dialect's form.
+func (s *Store) rebind(q string) string {
+	if !s.dialect.Numbered {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// stmt returns the statement for q on db, preparing it once per pool.
+func (s *Store) stmt(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, error) {
+	k := stmtKey{db, q}
+	if v, ok := s.stmts.Load(k); ok {
+		return v.(*sql.Stmt), nil
+	}
+	st, err := db.PrepareContext(ctx, s.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if v, loaded := s.stmts.LoadOrStore(k, st); loaded {
+		st.Close()
+		return v.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// querier runs SQL written with '?' placeholders against a pool or a transaction.
+type querier struct {
+	s  *Store
+	db *sql.DB
+	tx *sql.Tx
+	// misses collects statements a transaction had to prepare on its own
+	// connection; they join the cache after it ends.
+	misses *[]string
+}
+
+func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if q.tx == nil {
+		return q.s.stmt(ctx, q.db, query)
+	}
+	if v, ok := q.s.stmts.Load(stmtKey{q.db, query}); ok {
+		return q.tx.StmtContext(ctx, v.(*sql.Stmt)), nil
+	}
+	// Preparing on the pool would wait for a free connection, and the SQLite
+	// writer has only the one this transaction holds.
+	*q.misses = append(*q.misses, query)
+	return q.tx.PrepareContext(ctx, q.s.rebind(query))
+}
+
+func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := q.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := q.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow returns the row; its error (sql.ErrNoRows included) surfaces on Scan.
+func (q querier) queryRow(ctx context.Context, query string, args ...any) *row {
+	rows, err := q.query(ctx, query, args...)
+	return &row{rows: rows, err: err}
+}
+
+// row mirrors sql.Row for prepared statements run through querier.
+type row struct {
+	rows *sql.Rows
+	err  error
+}
+
+func (r *row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	return r.rows.Close()
+}
+
+// reader is for reads outside a transaction.
+func (s *Store) reader() querier { return querier{s: s, db: s.r} }
+
+// writer is for single-statement writes outside a transaction.
+func (s *Store) writer() querier { return querier{s: s, db: s.w} }
+
+// inTx runs fn in a write transaction, committing when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var misses []string
+	defer func() {
+		for _, q := range misses {
+			_, _ = s.stmt(ctx, s.w, q)
+		}
+	}()
+	if err := fn(querier{s: s, db: s.w, tx: tx, misses: &misses}); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// placeholders returns "?, ?, ?" for n values.
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}

@@ -1,0 +1,58 @@
+// Package store defines the one storage interface that every engine
+// (SQLite, PostgreSQL) implements. Every method that touches account data
+// takes the account id; an engine never returns another account's rows.
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// Store is everything the service needs from persistence.
+type Store interface {
+	// Engine names the engine: "sqlite" or "postgres".
+	Engine() string
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	Close() error
+
+	Accounts
+	Keys
+	RateCounter
+}
+
+// Accounts are created by the administrative command line.
+type Accounts interface {
+	CreateAccount(ctx context.Context, a domain.Account) error
+	ListAccounts(ctx context.Context) ([]domain.Account, error)
+	GetAccount(ctx context.Context, id string) (*domain.Account, error)
+	// Bootstrap creates account a with key k only when the database holds no
+	// account yet; it reports whether it did. Safe when several instances
+	// start at once.
+	Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (bool, error)
+}
+
+// Keys are API keys; only a hash of each secret is stored.
+type Keys interface {
+	CreateKey(ctx context.Context, k domain.APIKey) error
+	// KeyByHash finds a key by the SHA-256 of its secret (domain.ErrNotFound if none).
+	KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error)
+	ListKeys(ctx context.Context, accountID string) ([]domain.APIKey, error)
+	// RevokeKey marks a key revoked; domain.ErrNotFound when absent.
+	RevokeKey(ctx context.Context, keyID string, at time.Time) error
+	// TouchKey records the last use of a key.
+	TouchKey(ctx context.Context, keyID string, at time.Time) error
+}
+
+// RateCounter keeps per-key request counts per fixed window, shared by every
+// instance on the same database.
+type RateCounter interface {
+	// IncrementRate adds one request to the key's window and returns the new count.
+	IncrementRate(ctx context.Context, keyID string, windowStart time.Time) (int, error)
+	// RateCount reads the key's count in a window without adding to it.
+	RateCount(ctx context.Context, keyID string, windowStart time.Time) (int, error)
+	// PruneRate drops windows that started before t.
+	PruneRate(ctx context.Context, before time.Time) error
+}
