@@ -1,9 +1,7 @@
 package httpapi
 
-import "github.com/pds-dev/pds/internal/domain"
-
 // routes registers every operation with the scope it requires (spec section
-// 4 and decisions.md section 1). Each resource's file adds its own routes.
+// 4 and decisions.md section 1). Each resource's file registers its own.
 func (s *Server) routes() {
 	s.register("GET /healthz", routeOpts{public: true}, s.healthz)
 	s.register("GET /readyz", routeOpts{public: true}, s.readyz)
@@ -12,5 +10,7 @@ func (s *Server) routes() {
 
 	s.register("GET /me", routeOpts{uncount: true}, s.whoami)
 
-	_ = domain.AllScopes
+	s.catalogRoutes()
+	s.personRoutes()
+	s.webhookRoutes()
 }

@@ -21,6 +21,9 @@ type Store interface {
 	Accounts
 	Keys
 	RateCounter
+	Catalog
+	Persons
+	Webhooks
 }
 
 // Accounts are created by the administrative command line.

@@ -1,0 +1,4 @@
+package httpapi
+
+// personRoutes registers the routes of persons and breadcrumbs.
+func (s *Server) personRoutes() {}

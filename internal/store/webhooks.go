@@ -1,0 +1,5 @@
+package store
+
+// Webhooks holds subscriptions, the outbox of person changes, deliveries and
+// their attempts.
+type Webhooks interface{}
