@@ -69,6 +69,7 @@ func (e cmdEnv) serve(args []string) error {
 		PublicURL:        cfg.publicURL,
 		RateLimit:        cfg.rateLimit,
 		CustomFieldLimit: cfg.customFieldLimit,
+		WebhookWindow:    cfg.webhookWindow,
 	}, st, clk, limiterFor(st), log)
 
 	ln, err := net.Listen("tcp", cfg.addr)

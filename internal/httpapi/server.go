@@ -22,6 +22,9 @@ type Config struct {
 	RateLimit int
 	// CustomFieldLimit is the number of live custom fields an account may hold.
 	CustomFieldLimit int
+	// WebhookWindow is how long a burst of changes to one person stays open
+	// after its latest change before it is delivered.
+	WebhookWindow time.Duration
 }
 
 // Server serves the API.
@@ -54,6 +57,9 @@ func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log
 	}
 	if cfg.CustomFieldLimit <= 0 {
 		cfg.CustomFieldLimit = 100
+	}
+	if cfg.WebhookWindow <= 0 {
+		cfg.WebhookWindow = 5 * time.Minute
 	}
 	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux()}
 	s.routes()

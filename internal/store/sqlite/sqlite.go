@@ -58,7 +58,7 @@ func Migrate(ctx context.Context, path string) error {
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"))
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return err
 	}
