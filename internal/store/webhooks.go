@@ -1,5 +1,79 @@
 package store
 
+import (
+	"context"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
 // Webhooks holds subscriptions, the outbox of person changes, deliveries and
 // their attempts.
-type Webhooks interface{}
+//
+// Bursts and deliveries are durable jobs: a worker claims due rows with a
+// lease (a token and an expiry, both from the caller's clock), and finishes
+// only the rows whose token it still holds. A crashed worker's lease expires
+// and another claim takes the row over; two workers never hold one row.
+type Webhooks interface {
+	CreateWebhook(ctx context.Context, w domain.Webhook) error
+	// GetWebhook returns a subscription of the account or domain.ErrNotFound.
+	GetWebhook(ctx context.Context, accountID, id string) (*domain.Webhook, error)
+	// ListWebhooks pages the account's subscriptions, oldest first.
+	ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Webhook, int, error)
+	// UpdateWebhook applies u. Deactivating cancels the pending deliveries;
+	// reactivating clears the failure streak and the disabled reason.
+	UpdateWebhook(ctx context.Context, accountID, id string, u domain.WebhookUpdate, now time.Time) (*domain.Webhook, error)
+	// DeleteWebhook removes a subscription with its deliveries and secrets.
+	DeleteWebhook(ctx context.Context, accountID, id string) error
+	// RotateWebhookSecret keeps the current secret as a retired version and
+	// installs secret as the next one. It returns the subscription and where
+	// the pending deliveries still signed with the retired secret stand in the
+	// retry schedule (empty when none: that secret is then deleted at once).
+	RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now time.Time) (*domain.Webhook, []domain.PendingRound, error)
+
+	// ListDeliveries pages a subscription's deliveries, newest first.
+	ListDeliveries(ctx context.Context, accountID, webhookID string, p domain.PageRequest) ([]domain.Delivery, int, error)
+	// GetDelivery returns one delivery with its attempts, oldest first.
+	GetDelivery(ctx context.Context, accountID, webhookID, id string) (*domain.Delivery, []domain.DeliveryAttempt, error)
+	// Redeliver makes a delivery pending again, due at now, in a fresh round
+	// of the retry schedule and signed with the current secret. A delivery
+	// being attempted right now, or one of an inactive subscription, is a
+	// *domain.ConflictError.
+	Redeliver(ctx context.Context, accountID, webhookID, id string, now time.Time) (*domain.Delivery, error)
+
+	// TouchBurst records a change to a person in the outbox: it opens the
+	// person's burst (event person.created when created, else
+	// person.updated) or slides its window to at+window.
+	TouchBurst(ctx context.Context, accountID, personID string, created bool, at time.Time, window time.Duration) error
+	// ClaimBursts leases up to limit bursts due at now.
+	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)
+	// CloseBurst deletes a claimed burst, when it is still due as claimed,
+	// and inserts the deliveries build makes from the account's active
+	// subscriptions, in one transaction. When a later change moved the
+	// burst, it releases the lease instead and reports false.
+	CloseBurst(ctx context.Context, b domain.Burst, build func(active []domain.Webhook) []domain.Delivery) (bool, error)
+	// ClaimDeliveries leases up to limit pending deliveries of active
+	// subscriptions that are due at now.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
+	// FinishAttempt records an attempt of a claimed delivery and its effect
+	// on the subscription, in one transaction. A lease lost to another
+	// worker records nothing.
+	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r AttemptResult) error
+}
+
+// AttemptResult is the outcome of one attempt, as the delivery policy
+// decided it.
+type AttemptResult struct {
+	Attempt domain.DeliveryAttempt
+	// Status is the delivery's next status: pending (a retry is due at
+	// NextAttemptAt), succeeded or failed.
+	Status        string
+	NextAttemptAt *time.Time
+	// Error describes the failure for the delivery and the subscription.
+	Error *string
+	// Gone retires the subscription at once (410).
+	Gone bool
+	// Deactivate decides, from the failure streak including this failed
+	// delivery, whether the subscription is switched off.
+	Deactivate func(streakStart time.Time, failures int) bool
+}

@@ -1,0 +1,118 @@
+package domain
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Webhook events (spec section 6).
+const (
+	EventPersonCreated = "person.created"
+	EventPersonUpdated = "person.updated"
+)
+
+// WebhookEvents lists every event a subscription may name.
+var WebhookEvents = []string{EventPersonCreated, EventPersonUpdated}
+
+// Why a subscription is inactive (decisions.md section 10, plus "manual"
+// for a PATCH {"is_active": false}).
+const (
+	DisabledFailures = "failures"
+	DisabledGone     = "gone"
+	DisabledManual   = "manual"
+)
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+)
+
+// Webhook is a subscription: where to send which events, signed with which
+// secret. Secret is the full current secret; it leaves the service only in
+// the responses that create or rotate it.
+type Webhook struct {
+	ID             string
+	AccountID      string
+	Name           string
+	TargetURL      string
+	Events         []string
+	IsActive       bool
+	DisabledReason *string
+	LastError      *string
+	Secret         string
+	SecretVersion  int
+	// The failure streak: failed deliveries with no 2xx between them.
+	StreakStartedAt *time.Time
+	StreakFailures  int
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// WebhookUpdate is a validated PATCH: nil fields stay unchanged.
+type WebhookUpdate struct {
+	Name      *string
+	TargetURL *string
+	Events    []string
+	IsActive  *bool
+}
+
+// Burst is an open run of changes to one person (the outbox row), as a
+// worker holds it between claiming and closing it.
+type Burst struct {
+	PersonID   string
+	AccountID  string
+	Event      string
+	DueAt      time.Time
+	LeaseToken string
+}
+
+// Delivery is one logical delivery of one event to one subscription; every
+// attempt sends the same id and body.
+type Delivery struct {
+	ID             string
+	AccountID      string
+	WebhookID      string
+	Event          string
+	PersonID       string
+	Body           json.RawMessage
+	SecretVersion  int
+	Status         string
+	Attempts       int
+	RoundStart     int // attempts made before the current round of the retry schedule
+	LastStatusCode *int
+	LastError      *string
+	NextAttemptAt  *time.Time
+	LeaseUntil     *time.Time
+	CreatedAt      time.Time
+}
+
+// RoundAttempts is how many attempts the current round of the retry schedule has made.
+func (d *Delivery) RoundAttempts() int { return d.Attempts - d.RoundStart }
+
+// DeliveryAttempt is one POST of a delivery and what came back.
+type DeliveryAttempt struct {
+	Attempt     int
+	AttemptedAt time.Time
+	StatusCode  *int // nil when no response arrived
+	Error       *string
+	DurationMS  int64
+}
+
+// DeliveryJob is a claimed delivery with what an attempt needs: where to
+// send it and the secret its version names.
+type DeliveryJob struct {
+	Delivery
+	TargetURL  string
+	Secret     string
+	LeaseToken string
+}
+
+// PendingRound summarises pending deliveries that share a position in the
+// retry schedule: how many attempts their round has made and the latest
+// next attempt among them.
+type PendingRound struct {
+	RoundAttempts int
+	NextAttemptAt time.Time
+}

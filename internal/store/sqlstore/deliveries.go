@@ -1,0 +1,280 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// deliveryColumns leave the body out: the log never shows it and a page of
+// bodies would be read for nothing.
+const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event, d.person_id, d.secret_version, d.status, d.attempts,
+	d.round_start, d.last_status_code, d.last_error, d.next_attempt_at, d.lease_until, d.created_at`
+
+func scanDelivery(sc interface{ Scan(...any) error }, extra ...any) (*domain.Delivery, error) {
+	var d domain.Delivery
+	var code, next, lease sql.NullInt64
+	var lastErr sql.NullString
+	var created int64
+	dest := append([]any{&d.ID, &d.AccountID, &d.WebhookID, &d.Event, &d.PersonID, &d.SecretVersion, &d.Status,
+		&d.Attempts, &d.RoundStart, &code, &lastErr, &next, &lease, &created}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if code.Valid {
+		c := int(code.Int64)
+		d.LastStatusCode = &c
+	}
+	d.LastError = strPtr(lastErr)
+	d.NextAttemptAt, d.LeaseUntil = timePtr(next), timePtr(lease)
+	d.CreatedAt = domain.FromMillis(created)
+	return &d, nil
+}
+
+// ListDeliveries pages a subscription's deliveries, newest first.
+func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string, p domain.PageRequest) ([]domain.Delivery, int, error) {
+	if _, err := s.GetWebhook(ctx, accountID, webhookID); err != nil {
+		return nil, 0, err
+	}
+	var total int
+	if err := s.reader().queryRow(ctx, `SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND account_id = ?`,
+		webhookID, accountID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.reader().query(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
+		WHERE d.webhook_id = ? AND d.account_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ? OFFSET ?`,
+		webhookID, accountID, p.Size, p.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []domain.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *d)
+	}
+	return out, total, rows.Err()
+}
+
+func getDelivery(ctx context.Context, q querier, accountID, webhookID, id string) (*domain.Delivery, error) {
+	d, err := scanDelivery(q.queryRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
+		WHERE d.id = ? AND d.webhook_id = ? AND d.account_id = ?`, id, webhookID, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("delivery", id)
+	}
+	return d, err
+}
+
+// GetDelivery returns a delivery of the subscription with its attempts.
+func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string) (*domain.Delivery, []domain.DeliveryAttempt, error) {
+	d, err := getDelivery(ctx, s.reader(), accountID, webhookID, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.reader().query(ctx, `SELECT attempt, attempted_at, status_code, error, duration_ms
+		FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	attempts := []domain.DeliveryAttempt{}
+	for rows.Next() {
+		var a domain.DeliveryAttempt
+		var at int64
+		var code sql.NullInt64
+		var msg sql.NullString
+		if err := rows.Scan(&a.Attempt, &at, &code, &msg, &a.DurationMS); err != nil {
+			return nil, nil, err
+		}
+		a.AttemptedAt, a.Error = domain.FromMillis(at), strPtr(msg)
+		if code.Valid {
+			c := int(code.Int64)
+			a.StatusCode = &c
+		}
+		attempts = append(attempts, a)
+	}
+	return d, attempts, rows.Err()
+}
+
+// Redeliver queues a delivery again under its id.
+func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, now time.Time) (*domain.Delivery, error) {
+	var out *domain.Delivery
+	err := s.inTx(ctx, func(q querier) error {
+		w, err := lockWebhook(ctx, q, accountID, webhookID)
+		if err != nil {
+			return err
+		}
+		d, err := getDelivery(ctx, q, accountID, webhookID, id)
+		if err != nil {
+			return err
+		}
+		if !w.IsActive {
+			return &domain.ConflictError{Detail: `The subscription is inactive; reactivate it with PATCH {"is_active": true} before redelivering.`}
+		}
+		if d.LeaseUntil != nil && d.LeaseUntil.After(now) {
+			return &domain.ConflictError{Detail: "An attempt of this delivery is in progress; redeliver it once the attempt has finished."}
+		}
+		if _, err := q.exec(ctx, `UPDATE deliveries SET status = ?, next_attempt_at = ?, round_start = attempts,
+			secret_version = ?, lease_until = NULL, lease_token = NULL WHERE id = ?`,
+			domain.DeliveryPending, now.UnixMilli(), w.SecretVersion, id); err != nil {
+			return err
+		}
+		if err := dropUnusedSecrets(ctx, q, webhookID); err != nil {
+			return err
+		}
+		d.Status, d.RoundStart, d.SecretVersion, d.LeaseUntil = domain.DeliveryPending, d.Attempts, w.SecretVersion, nil
+		d.NextAttemptAt = &now
+		out = d
+		return nil
+	})
+	return out, err
+}
+
+// ClaimDeliveries leases due deliveries of active subscriptions and returns
+// them with their target and the secret of their version.
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error) {
+	token := domain.RandomHex(16)
+	n := now.UnixMilli()
+	var jobs []domain.DeliveryJob
+	err := s.inTx(ctx, func(q querier) error {
+		res, err := q.exec(ctx, `UPDATE deliveries SET lease_until = ?, lease_token = ?
+			WHERE id IN (SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+				WHERE d.status = ? AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?) AND w.is_active = ?
+				ORDER BY d.next_attempt_at LIMIT ?`+s.skipLocked("d")+`)
+			AND status = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`,
+			now.Add(lease).UnixMilli(), token, domain.DeliveryPending, n, n, true, limit, domain.DeliveryPending, n, n)
+		if err != nil {
+			return err
+		}
+		if claimed, _ := res.RowsAffected(); claimed == 0 {
+			return nil
+		}
+		// A version older than the current one is signed with its retired
+		// secret, which is kept while a pending delivery needs it.
+		rows, err := q.query(ctx, `SELECT `+deliveryColumns+`, d.body, w.target_url,
+				COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret)
+			FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+			LEFT JOIN webhook_secrets ws ON ws.webhook_id = d.webhook_id AND ws.version = d.secret_version
+			WHERE d.lease_token = ? ORDER BY d.next_attempt_at, d.id`, token)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			job := domain.DeliveryJob{LeaseToken: token}
+			var body string
+			d, err := scanDelivery(rows, &body, &job.TargetURL, &job.Secret)
+			if err != nil {
+				return err
+			}
+			d.Body = []byte(body)
+			job.Delivery = *d
+			jobs = append(jobs, job)
+		}
+		return rows.Err()
+	})
+	return jobs, err
+}
+
+// FinishAttempt records an attempt and what it means for the delivery and
+// its subscription. The subscription row is locked before the delivery row,
+// the order every transaction that touches both follows.
+func (s *Store) FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error {
+	return s.inTx(ctx, func(q querier) error {
+		if _, err := lockWebhook(ctx, q, job.AccountID, job.WebhookID); errors.Is(err, domain.ErrNotFound) {
+			return nil // deleted while the attempt ran
+		} else if err != nil {
+			return err
+		}
+		var status string
+		var attempts int
+		var prevErr sql.NullString
+		err := q.queryRow(ctx, `SELECT status, attempts, last_error FROM deliveries WHERE id = ? AND lease_token = ?`+s.rowLock(),
+			job.ID, job.LeaseToken).Scan(&status, &attempts, &prevErr)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // the lease passed to another worker
+		}
+		if err != nil {
+			return err
+		}
+		at := r.Attempt.AttemptedAt
+		newStatus, next, lastErr := r.Status, r.NextAttemptAt, r.Error
+		// Cancelled while in flight: the attempt is recorded, but only a
+		// success changes the delivery, and the subscription is left alone.
+		cancelled := status != domain.DeliveryPending
+		if cancelled && r.Status != domain.DeliverySucceeded {
+			newStatus, next, lastErr = status, nil, strPtr(prevErr)
+		}
+		if _, err := q.exec(ctx, `UPDATE deliveries SET status = ?, attempts = ?, last_status_code = ?, last_error = ?,
+			next_attempt_at = ?, lease_until = NULL, lease_token = NULL WHERE id = ?`,
+			newStatus, attempts+1, nullInt(r.Attempt.StatusCode), nullStr(lastErr), nullMillis(next), job.ID); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms)
+			VALUES (?, ?, ?, ?, ?, ?)`, job.ID, attempts+1, at.UnixMilli(), nullInt(r.Attempt.StatusCode),
+			nullStr(r.Attempt.Error), r.Attempt.DurationMS); err != nil {
+			return err
+		}
+		if !cancelled {
+			if err := applyToWebhook(ctx, q, job, r); err != nil {
+				return err
+			}
+		}
+		if newStatus != domain.DeliveryPending {
+			return dropUnusedSecrets(ctx, q, job.WebhookID)
+		}
+		return nil
+	})
+}
+
+// applyToWebhook carries an attempt's outcome to the subscription: a
+// success ends the failure streak, a failed delivery extends it and may
+// deactivate the subscription, 410 retires it.
+func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r store.AttemptResult) error {
+	at := r.Attempt.AttemptedAt.UnixMilli()
+	switch {
+	case r.Status == domain.DeliverySucceeded:
+		_, err := q.exec(ctx, `UPDATE webhooks SET streak_started_at = NULL, streak_failures = 0, last_error = NULL
+			WHERE id = ?`, job.WebhookID)
+		return err
+	case r.Gone:
+		if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = ?, disabled_reason = ?, last_error = ?, updated_at = ?
+			WHERE id = ?`, false, domain.DisabledGone, nullStr(r.Error), at, job.WebhookID); err != nil {
+			return err
+		}
+		return cancelPending(ctx, q, job.WebhookID, job.ID, cancelGone)
+	case r.Status == domain.DeliveryPending:
+		_, err := q.exec(ctx, `UPDATE webhooks SET last_error = ? WHERE id = ?`, nullStr(r.Error), job.WebhookID)
+		return err
+	}
+	var start int64
+	var failures int
+	if err := q.queryRow(ctx, `UPDATE webhooks SET last_error = ?, streak_started_at = COALESCE(streak_started_at, ?),
+		streak_failures = streak_failures + 1 WHERE id = ? RETURNING streak_started_at, streak_failures`,
+		nullStr(r.Error), at, job.WebhookID).Scan(&start, &failures); err != nil {
+		return err
+	}
+	if r.Deactivate == nil || !r.Deactivate(domain.FromMillis(start), failures) {
+		return nil
+	}
+	if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = ?, disabled_reason = ?, updated_at = ? WHERE id = ?`,
+		false, domain.DisabledFailures, at, job.WebhookID); err != nil {
+		return err
+	}
+	return cancelPending(ctx, q, job.WebhookID, job.ID, cancelFailures)
+}
+
+// nullInt turns an optional int into a nullable value.
+func nullInt(n *int) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}

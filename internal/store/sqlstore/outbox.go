@@ -1,0 +1,150 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// The outbox: one bursts row per person with changes not yet delivered. A
+// person write adds or slides it in the write's own transaction, so no
+// acknowledged change is lost and a rolled-back write fires nothing.
+
+// TouchBurst opens or slides a person's burst outside any other write.
+func (s *Store) TouchBurst(ctx context.Context, accountID, personID string, created bool, at time.Time, window time.Duration) error {
+	return touchBurst(ctx, s.writer(), accountID, personID, created, at, window)
+}
+
+// touchBurst is the outbox write, for use inside a person write's
+// transaction. The event of an open burst never changes: it is decided by
+// the change that opened it.
+func touchBurst(ctx context.Context, q querier, accountID, personID string, created bool, at time.Time, window time.Duration) error {
+	event := domain.EventPersonUpdated
+	if created {
+		event = domain.EventPersonCreated
+	}
+	_, err := q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at, lease_until)
+		VALUES (?, ?, ?, ?, ?, ?, NULL)
+		ON CONFLICT (person_id) DO UPDATE SET last_change_at = excluded.last_change_at, due_at = excluded.due_at`,
+		personID, accountID, event, at.UnixMilli(), at.UnixMilli(), at.Add(window).UnixMilli())
+	return err
+}
+
+// ClaimBursts leases due bursts. The lease conditions are repeated outside
+// the subquery so that PostgreSQL re-checks them on the row it finally
+// updates; SKIP LOCKED lets concurrent claimers pass over each other's rows.
+func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error) {
+	token := domain.RandomHex(16)
+	n := now.UnixMilli()
+	rows, err := s.writer().query(ctx, `UPDATE bursts SET lease_until = ?, lease_token = ?
+		WHERE person_id IN (SELECT person_id FROM bursts
+			WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+			ORDER BY due_at LIMIT ?`+s.skipLocked("")+`)
+		AND due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+		RETURNING person_id, account_id, event, due_at`,
+		now.Add(lease).UnixMilli(), token, n, n, limit, n, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []domain.Burst
+	for rows.Next() {
+		b := domain.Burst{LeaseToken: token}
+		var due int64
+		if err := rows.Scan(&b.PersonID, &b.AccountID, &b.Event, &due); err != nil {
+			return nil, err
+		}
+		b.DueAt = domain.FromMillis(due)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// CloseBurst turns a claimed burst into deliveries, or hands it back when a
+// change moved its due time after the claim.
+func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build func(active []domain.Webhook) []domain.Delivery) (bool, error) {
+	closed := false
+	err := s.inTx(ctx, func(q querier) error {
+		res, err := q.exec(ctx, `DELETE FROM bursts WHERE person_id = ? AND due_at = ? AND lease_token = ?`,
+			b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			_, err := q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = ? AND lease_token = ?`,
+				b.PersonID, b.LeaseToken)
+			return err
+		}
+		closed = true
+		if build == nil {
+			return nil
+		}
+		// FOR SHARE holds off a rotation until these deliveries exist, so the
+		// rotation sees them when it decides whether the old secret is needed.
+		rows, err := q.query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ? AND is_active = ?
+			ORDER BY created_at, id`+s.shareLock(), b.AccountID, true)
+		if err != nil {
+			return err
+		}
+		var active []domain.Webhook
+		for rows.Next() {
+			w, err := scanWebhook(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			active = append(active, *w)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, d := range build(active) {
+			if err := insertDelivery(ctx, q, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return closed, err
+}
+
+func insertDelivery(ctx context.Context, q querier, d domain.Delivery) error {
+	_, err := q.exec(ctx, `INSERT INTO deliveries (id, account_id, webhook_id, event, person_id, body, secret_version,
+		status, attempts, round_start, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?)`,
+		d.ID, d.AccountID, d.WebhookID, d.Event, d.PersonID, string(d.Body), d.SecretVersion,
+		d.Status, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli())
+	return err
+}
+
+// skipLocked ends a claiming subquery on PostgreSQL: lock the rows found
+// (of the named table, when the query joins) and pass over rows another
+// claimer holds. SQLite's single writer serialises claims already.
+func (s *Store) skipLocked(of string) string {
+	if s.dialect.Name != "postgres" {
+		return ""
+	}
+	if of != "" {
+		return " FOR UPDATE OF " + of + " SKIP LOCKED"
+	}
+	return " FOR UPDATE SKIP LOCKED"
+}
+
+// rowLock locks the rows a SELECT inside a write transaction reads, on
+// PostgreSQL, until the transaction ends.
+func (s *Store) rowLock() string {
+	if s.dialect.Name != "postgres" {
+		return ""
+	}
+	return " FOR UPDATE"
+}
+
+// shareLock keeps the rows a SELECT reads from changing until the
+// transaction ends, on PostgreSQL, without blocking other readers.
+func (s *Store) shareLock() string {
+	if s.dialect.Name != "postgres" {
+		return ""
+	}
+	return " FOR SHARE"
+}

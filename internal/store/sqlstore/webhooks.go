@@ -1,0 +1,225 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+const webhookColumns = `id, account_id, name, target_url, events, is_active, disabled_reason, last_error,
+	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at`
+
+func scanWebhook(sc interface{ Scan(...any) error }) (*domain.Webhook, error) {
+	var w domain.Webhook
+	var events string
+	var reason, lastErr sql.NullString
+	var streak sql.NullInt64
+	var created, updated int64
+	if err := sc.Scan(&w.ID, &w.AccountID, &w.Name, &w.TargetURL, &events, &w.IsActive, &reason, &lastErr,
+		&w.Secret, &w.SecretVersion, &streak, &w.StreakFailures, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
+		return nil, err
+	}
+	w.DisabledReason, w.LastError = strPtr(reason), strPtr(lastErr)
+	w.StreakStartedAt = timePtr(streak)
+	w.CreatedAt, w.UpdatedAt = domain.FromMillis(created), domain.FromMillis(updated)
+	return &w, nil
+}
+
+func encodeEvents(events []string) string {
+	b, _ := json.Marshal(events) // a []string always marshals
+	return string(b)
+}
+
+// CreateWebhook stores a new subscription at secret version 1.
+func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) error {
+	_, err := s.writer().exec(ctx, `INSERT INTO webhooks
+		(id, account_id, name, target_url, events, is_active, secret, secret_version, streak_failures, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)`,
+		w.ID, w.AccountID, w.Name, w.TargetURL, encodeEvents(w.Events), true, w.Secret,
+		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli())
+	return err
+}
+
+// GetWebhook returns one subscription of the account.
+func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (*domain.Webhook, error) {
+	return getWebhook(ctx, s.reader(), accountID, id)
+}
+
+func getWebhook(ctx context.Context, q querier, accountID, id string) (*domain.Webhook, error) {
+	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ? AND id = ?`, accountID, id), id)
+}
+
+// lockWebhook reads a subscription inside a transaction and, on PostgreSQL,
+// locks its row until the transaction ends (SQLite has one writer anyway).
+func lockWebhook(ctx context.Context, q querier, accountID, id string) (*domain.Webhook, error) {
+	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ? AND id = ?`+
+		q.s.rowLock(), accountID, id), id)
+}
+
+func scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
+	w, err := scanWebhook(r)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("webhook", id)
+	}
+	return w, err
+}
+
+// ListWebhooks pages the account's subscriptions, oldest first.
+func (s *Store) ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Webhook, int, error) {
+	var total int
+	if err := s.reader().queryRow(ctx, `SELECT COUNT(*) FROM webhooks WHERE account_id = ?`, accountID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.reader().query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ?
+		ORDER BY created_at, id LIMIT ? OFFSET ?`, accountID, p.Size, p.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []domain.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, *w)
+	}
+	return out, total, rows.Err()
+}
+
+// UpdateWebhook applies a validated patch in one transaction.
+func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domain.WebhookUpdate, now time.Time) (*domain.Webhook, error) {
+	var out *domain.Webhook
+	err := s.inTx(ctx, func(q querier) error {
+		w, err := lockWebhook(ctx, q, accountID, id)
+		if err != nil {
+			return err
+		}
+		if u.Name != nil {
+			w.Name = *u.Name
+		}
+		if u.TargetURL != nil {
+			w.TargetURL = *u.TargetURL
+		}
+		if u.Events != nil {
+			w.Events = u.Events
+		}
+		switch {
+		case u.IsActive == nil || *u.IsActive == w.IsActive:
+		case *u.IsActive:
+			// Reactivation forgives the streak; last_error stays until a delivery succeeds.
+			w.IsActive, w.DisabledReason, w.StreakStartedAt, w.StreakFailures = true, nil, nil, 0
+		default:
+			reason := domain.DisabledManual
+			w.IsActive, w.DisabledReason = false, &reason
+			if err := cancelPending(ctx, q, w.ID, "", cancelManual); err != nil {
+				return err
+			}
+		}
+		w.UpdatedAt = now
+		_, err = q.exec(ctx, `UPDATE webhooks SET name = ?, target_url = ?, events = ?, is_active = ?, disabled_reason = ?,
+			streak_started_at = ?, streak_failures = ?, updated_at = ? WHERE account_id = ? AND id = ?`,
+			w.Name, w.TargetURL, encodeEvents(w.Events), w.IsActive, nullStr(w.DisabledReason),
+			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), accountID, id)
+		out = w
+		return err
+	})
+	return out, err
+}
+
+// DeleteWebhook removes a subscription; its deliveries, attempts and
+// retired secrets go with it (ON DELETE CASCADE).
+func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
+	res, err := s.writer().exec(ctx, `DELETE FROM webhooks WHERE account_id = ? AND id = ?`, accountID, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return domain.NotFound("webhook", id)
+	}
+	return nil
+}
+
+// RotateWebhookSecret retires the current secret and installs the next.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now time.Time) (*domain.Webhook, []domain.PendingRound, error) {
+	var (
+		out    *domain.Webhook
+		rounds []domain.PendingRound
+	)
+	err := s.inTx(ctx, func(q querier) error {
+		w, err := lockWebhook(ctx, q, accountID, id)
+		if err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, `UPDATE webhooks SET secret = ?, secret_version = ?, updated_at = ? WHERE id = ?`,
+			secret, w.SecretVersion+1, now.UnixMilli(), id); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, `INSERT INTO webhook_secrets (webhook_id, version, secret, retired_at) VALUES (?, ?, ?, ?)`,
+			id, w.SecretVersion, w.Secret, now.UnixMilli()); err != nil {
+			return err
+		}
+		rows, err := q.query(ctx, `SELECT attempts - round_start, MAX(next_attempt_at) FROM deliveries
+			WHERE webhook_id = ? AND secret_version = ? AND status = ? AND next_attempt_at IS NOT NULL
+			GROUP BY attempts - round_start`, id, w.SecretVersion, domain.DeliveryPending)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r domain.PendingRound
+			var next int64
+			if err := rows.Scan(&r.RoundAttempts, &next); err != nil {
+				return err
+			}
+			r.NextAttemptAt = domain.FromMillis(next)
+			rounds = append(rounds, r)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := dropUnusedSecrets(ctx, q, id); err != nil {
+			return err
+		}
+		w.Secret, w.SecretVersion, w.UpdatedAt = secret, w.SecretVersion+1, now
+		out = w
+		return nil
+	})
+	return out, rounds, err
+}
+
+// dropUnusedSecrets deletes the retired secrets of a subscription that no
+// pending delivery is signed with any more.
+func dropUnusedSecrets(ctx context.Context, q querier, webhookID string) error {
+	_, err := q.exec(ctx, `DELETE FROM webhook_secrets WHERE webhook_id = ? AND NOT EXISTS
+		(SELECT 1 FROM deliveries d WHERE d.webhook_id = webhook_secrets.webhook_id
+			AND d.secret_version = webhook_secrets.version AND d.status = ?)`, webhookID, domain.DeliveryPending)
+	return err
+}
+
+// Why pending deliveries were cancelled, as their last_error says.
+const (
+	cancelManual   = "canceled: the subscription was deactivated"
+	cancelGone     = "canceled: the subscription was retired after the target answered 410 Gone"
+	cancelFailures = "canceled: the subscription was deactivated after a sustained failure streak"
+)
+
+// cancelPending fails every pending delivery of a subscription except one
+// (the delivery whose attempt caused it, if any), then drops the secrets
+// that only they needed. An attempt in flight keeps its lease, so its
+// result is still recorded.
+func cancelPending(ctx context.Context, q querier, webhookID, except, why string) error {
+	if _, err := q.exec(ctx, `UPDATE deliveries SET status = ?, last_error = ?, next_attempt_at = NULL
+		WHERE webhook_id = ? AND status = ? AND id <> ?`,
+		domain.DeliveryFailed, why, webhookID, domain.DeliveryPending, except); err != nil {
+		return err
+	}
+	return dropUnusedSecrets(ctx, q, webhookID)
+}
