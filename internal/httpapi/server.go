@@ -12,6 +12,7 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/webhook"
 )
 
 // Config holds the server settings the handlers need.
@@ -25,6 +26,9 @@ type Config struct {
 	// WebhookWindow is how long a burst of changes to one person stays open
 	// after its latest change before it is delivered.
 	WebhookWindow time.Duration
+	// Webhook holds the settings that checking targets and rotating secrets
+	// need (private targets, resolver, retry schedule).
+	Webhook webhook.Settings
 }
 
 // Server serves the API.
@@ -61,6 +65,7 @@ func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log
 	if cfg.WebhookWindow <= 0 {
 		cfg.WebhookWindow = 5 * time.Minute
 	}
+	cfg.Webhook = cfg.Webhook.WithDefaults()
 	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux()}
 	s.routes()
 	return s

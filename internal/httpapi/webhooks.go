@@ -1,0 +1,286 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/webhook"
+)
+
+// Bounds of subscription fields.
+const (
+	maxWebhookName = 255
+	maxTargetURL   = 2048
+	// resolveTimeout bounds the DNS lookup that checks a target.
+	resolveTimeout = 5 * time.Second
+)
+
+type webhookView struct {
+	ID             string      `json:"id"`
+	Name           string      `json:"name"`
+	TargetURL      string      `json:"target_url"`
+	Events         []string    `json:"events"`
+	IsActive       bool        `json:"is_active"`
+	DisabledReason *string     `json:"disabled_reason"`
+	LastError      *string     `json:"last_error"`
+	SecretHint     string      `json:"secret_hint"`
+	DateCreated    domain.Time `json:"date_created"`
+}
+
+func viewWebhook(w *domain.Webhook) webhookView {
+	return webhookView{
+		ID: w.ID, Name: w.Name, TargetURL: w.TargetURL, Events: w.Events, IsActive: w.IsActive,
+		DisabledReason: w.DisabledReason, LastError: w.LastError, SecretHint: webhook.Hint(w.Secret),
+		DateCreated: domain.T(w.CreatedAt),
+	}
+}
+
+// webhookWithSecret is the creating response: the only read of the full secret.
+type webhookWithSecret struct {
+	webhookView
+	Secret string `json:"secret"`
+}
+
+type rotateView struct {
+	webhookView
+	Secret                  string      `json:"secret"`
+	PreviousSecretExpiresAt domain.Time `json:"previous_secret_expires_at"`
+}
+
+type deliveryView struct {
+	ID             string       `json:"id"`
+	Event          string       `json:"event"`
+	PersonID       string       `json:"person_id"`
+	Status         string       `json:"status"`
+	Attempts       int          `json:"attempts"`
+	LastStatusCode *int         `json:"last_status_code"`
+	LastError      *string      `json:"last_error"`
+	NextAttemptAt  *domain.Time `json:"next_attempt_at"`
+	Created        domain.Time  `json:"created"`
+}
+
+func viewDelivery(d *domain.Delivery) deliveryView {
+	v := deliveryView{
+		ID: d.ID, Event: d.Event, PersonID: d.PersonID, Status: d.Status, Attempts: d.Attempts,
+		LastStatusCode: d.LastStatusCode, LastError: d.LastError, Created: domain.T(d.CreatedAt),
+	}
+	if d.Status == domain.DeliveryPending {
+		v.NextAttemptAt = domain.TP(d.NextAttemptAt)
+	}
+	return v
+}
+
+type attemptView struct {
+	AttemptedAt domain.Time `json:"attempted_at"`
+	StatusCode  *int        `json:"status_code"`
+	Error       *string     `json:"error"`
+	DurationMS  int64       `json:"duration_ms"`
+}
+
+type deliveryDetail struct {
+	deliveryView
+	AttemptLog []attemptView `json:"attempt_log"`
+}
+
+type webhookCreate struct {
+	Name      *string  `json:"name"`
+	TargetURL *string  `json:"target_url"`
+	Events    []string `json:"events"`
+}
+
+type webhookPatch struct {
+	Name      domain.Opt[string]   `json:"name"`
+	TargetURL domain.Opt[string]   `json:"target_url"`
+	Events    domain.Opt[[]string] `json:"events"`
+	IsActive  domain.Opt[bool]     `json:"is_active"`
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	var body webhookCreate
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	switch {
+	case body.Name == nil:
+		return domain.BodyError("/name", "name is required.")
+	case body.TargetURL == nil:
+		return domain.BodyError("/target_url", "target_url is required.")
+	case body.Events == nil:
+		return domain.BodyError("/events", "events is required: a list of person.created and/or person.updated.")
+	}
+	if err := s.checkWebhookFields(r.Context(), body.Name, body.TargetURL, body.Events); err != nil {
+		return err
+	}
+	now := s.now()
+	hook := domain.Webhook{
+		ID: domain.NewID("wh"), AccountID: accountID(r), Name: *body.Name, TargetURL: *body.TargetURL,
+		Events: body.Events, IsActive: true, Secret: webhook.NewSecret(), SecretVersion: 1,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.store.CreateWebhook(r.Context(), hook); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, webhookWithSecret{viewWebhook(&hook), hook.Secret})
+}
+
+// checkWebhookFields validates the fields a create or update sets; nil
+// means not being set.
+func (s *Server) checkWebhookFields(ctx context.Context, name, targetURL *string, events []string) error {
+	if name != nil {
+		if n := utf8.RuneCountInString(*name); n < 1 || n > maxWebhookName {
+			return domain.BodyError("/name", "name must be 1 to %d characters.", maxWebhookName)
+		}
+	}
+	if events != nil {
+		if len(events) == 0 {
+			return domain.BodyError("/events", "events must list at least one of person.created and person.updated.")
+		}
+		for i, e := range events {
+			if !slices.Contains(domain.WebhookEvents, e) {
+				return domain.BodyError("/events", "events[%d] is %q; the events are person.created and person.updated.", i, e)
+			}
+			if slices.Contains(events[:i], e) {
+				return domain.BodyError("/events", "events lists %q twice.", e)
+			}
+		}
+	}
+	if targetURL != nil {
+		if len(*targetURL) > maxTargetURL {
+			return domain.BodyError("/target_url", "target_url must be at most %d characters.", maxTargetURL)
+		}
+		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		defer cancel()
+		if err := s.cfg.Webhook.Guard().CheckURL(ctx, *targetURL); err != nil {
+			return domain.BodyError("/target_url", "%s.", capitalize(err.Error()))
+		}
+	}
+	return nil
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	hooks, total, err := s.store.ListWebhooks(r.Context(), accountID(r), p)
+	if err != nil {
+		return err
+	}
+	views := make([]webhookView, len(hooks))
+	for i := range hooks {
+		views[i] = viewWebhook(&hooks[i])
+	}
+	return writeJSON(w, http.StatusOK, page(views, p, total))
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	hook, err := s.store.GetWebhook(r.Context(), accountID(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, viewWebhook(hook))
+}
+
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
+	var body webhookPatch
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		null bool
+	}{{"name", body.Name.Null}, {"target_url", body.TargetURL.Null}, {"events", body.Events.Null}, {"is_active", body.IsActive.Null}} {
+		if f.null {
+			return domain.BodyError("/"+f.name, "%s cannot be null; leave it out to keep it unchanged.", f.name)
+		}
+	}
+	u := domain.WebhookUpdate{Name: body.Name.Ptr(), TargetURL: body.TargetURL.Ptr(), IsActive: body.IsActive.Ptr()}
+	if body.Events.Set {
+		u.Events = body.Events.Value
+		if u.Events == nil {
+			u.Events = []string{}
+		}
+	}
+	// Existence first: a foreign id is a 404 before any resolution work.
+	if _, err := s.store.GetWebhook(r.Context(), accountID(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	if err := s.checkWebhookFields(r.Context(), u.Name, u.TargetURL, u.Events); err != nil {
+		return err
+	}
+	hook, err := s.store.UpdateWebhook(r.Context(), accountID(r), r.PathValue("id"), u, s.now())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, viewWebhook(hook))
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.DeleteWebhook(r.Context(), accountID(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// rotateSecret takes no body: a new secret is made here and shown once.
+func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request) error {
+	now := s.now()
+	hook, rounds, err := s.store.RotateWebhookSecret(r.Context(), accountID(r), r.PathValue("id"), webhook.NewSecret(), now)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rotateView{
+		webhookView:             viewWebhook(hook),
+		Secret:                  hook.Secret,
+		PreviousSecretExpiresAt: domain.T(s.cfg.Webhook.LastAttemptBy(rounds, now)),
+	})
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	ds, total, err := s.store.ListDeliveries(r.Context(), accountID(r), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	views := make([]deliveryView, len(ds))
+	for i := range ds {
+		views[i] = viewDelivery(&ds[i])
+	}
+	return writeJSON(w, http.StatusOK, page(views, p, total))
+}
+
+func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request) error {
+	d, attempts, err := s.store.GetDelivery(r.Context(), accountID(r), r.PathValue("id"), r.PathValue("delivery_id"))
+	if err != nil {
+		return err
+	}
+	log := make([]attemptView, len(attempts))
+	for i, a := range attempts {
+		log[i] = attemptView{AttemptedAt: domain.T(a.AttemptedAt), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS}
+	}
+	return writeJSON(w, http.StatusOK, deliveryDetail{viewDelivery(d), log})
+}
+
+// redeliver takes no body; the delivery keeps its id and body.
+func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.store.Redeliver(r.Context(), accountID(r), r.PathValue("id"), r.PathValue("delivery_id"), s.now())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, viewDelivery(d))
+}

@@ -1,0 +1,35 @@
+package webhook
+
+import (
+	"crypto/tls"
+	"net/http"
+	"time"
+)
+
+// NewClient builds the delivery client: every connection through the
+// guard, no proxy (a proxy would dial for us, past the guard), redirects
+// never followed, one timeout for the whole attempt.
+func NewClient(s Settings) (*http.Client, error) {
+	s = s.WithDefaults()
+	roots, err := s.rootCAs()
+	if err != nil {
+		return nil, err
+	}
+	transport := &http.Transport{
+		Proxy:               nil,
+		DialContext:         s.Guard().DialContext,
+		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: s.Timeout,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        100,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &http.Client{
+		Transport: transport,
+		Timeout:   s.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}, nil
+}

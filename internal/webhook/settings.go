@@ -1,0 +1,157 @@
+// Package webhook delivers person events to subscribers: it closes bursts
+// of changes into deliveries, signs and sends them through a client that
+// only reaches public addresses, and applies the retry and deactivation
+// policy (decisions.md section 8).
+package webhook
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultSchedule is the delay before each attempt, the first included:
+// ten attempts in all.
+var DefaultSchedule = []time.Duration{
+	0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
+	5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
+}
+
+// Settings are the server's webhook settings, shared by the API (target
+// checks, rotation) and the worker.
+type Settings struct {
+	// Schedule is the delay before each attempt; its length is the number
+	// of attempts in all. Each delay gets 0-10% jitter.
+	Schedule []time.Duration
+	// Timeout bounds one attempt in all; ConnectTimeout the TCP connection.
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	// DisableAfter is how long a failure streak must span to deactivate a
+	// subscription (it must also hold at least two failed deliveries).
+	DisableAfter time.Duration
+	// AllowPrivate lets targets resolve to private addresses: local
+	// development and tests only.
+	AllowPrivate bool
+	// CAFile names a PEM file of extra CAs trusted for deliveries;
+	// ExtraCAs adds certificates directly (tests).
+	CAFile   string
+	ExtraCAs []*x509.Certificate
+	// Resolver resolves target hosts; nil is the system resolver.
+	Resolver Resolver
+	// Jitter turns a scheduled delay into the delay used; nil adds 0-10%.
+	Jitter func(time.Duration) time.Duration
+
+	// PollInterval is how often a worker looks for due work (real time).
+	PollInterval time.Duration
+	// Batch is how many bursts or deliveries one claim takes; Concurrency
+	// how many attempts run at once.
+	Batch       int
+	Concurrency int
+}
+
+// WithDefaults fills every unset setting with its default.
+func (s Settings) WithDefaults() Settings {
+	if len(s.Schedule) == 0 {
+		s.Schedule = DefaultSchedule
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = 15 * time.Second
+	}
+	if s.ConnectTimeout <= 0 {
+		s.ConnectTimeout = 5 * time.Second
+	}
+	if s.ConnectTimeout > s.Timeout {
+		s.ConnectTimeout = s.Timeout
+	}
+	if s.DisableAfter <= 0 {
+		s.DisableAfter = 120 * time.Hour
+	}
+	if s.Jitter == nil {
+		s.Jitter = jitter
+	}
+	if s.PollInterval <= 0 {
+		s.PollInterval = time.Second
+	}
+	if s.Batch <= 0 {
+		s.Batch = 50
+	}
+	if s.Concurrency <= 0 {
+		s.Concurrency = 8
+	}
+	return s
+}
+
+// Guard is the SSRF guard these settings call for.
+func (s Settings) Guard() *Guard {
+	s = s.WithDefaults()
+	return &Guard{AllowPrivate: s.AllowPrivate, Resolver: s.Resolver, ConnectTimeout: s.ConnectTimeout}
+}
+
+// Warn logs, loudly, the settings that weaken the service.
+func (s Settings) Warn(log *slog.Logger) {
+	if s.AllowPrivate {
+		log.Warn("WEBHOOK TARGETS MAY BE PRIVATE ADDRESSES: --webhook-allow-private is on. " +
+			"Deliveries can reach loopback, private networks and cloud metadata endpoints. Use it for local development only.")
+	}
+}
+
+// maxJitter is the most jitter adds to a delay d.
+func maxJitter(d time.Duration) time.Duration { return d / 10 }
+
+// jitter adds 0-10% to d, so that retries of many deliveries spread out.
+func jitter(d time.Duration) time.Duration {
+	if m := maxJitter(d); m > 0 {
+		return d + rand.N(m+1)
+	}
+	return d
+}
+
+// maxSchedule bounds the number of attempts a schedule may hold.
+const maxSchedule = 50
+
+// ParseSchedule reads a comma-separated list of Go durations, one per
+// attempt ("0s,5s,5m,30m,2h,5h,10h,14h,20h,24h").
+func ParseSchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		d, err := time.ParseDuration(part)
+		if err != nil {
+			return nil, fmt.Errorf("retry schedule: %q is not a duration such as 5m", part)
+		}
+		if d < 0 {
+			return nil, fmt.Errorf("retry schedule: %q is negative", part)
+		}
+		out = append(out, d)
+	}
+	if len(out) > maxSchedule {
+		return nil, fmt.Errorf("retry schedule: %d attempts, at most %d", len(out), maxSchedule)
+	}
+	return out, nil
+}
+
+// rootCAs is the system pool plus the configured extra CAs.
+func (s Settings) rootCAs() (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if s.CAFile != "" {
+		pem, err := os.ReadFile(s.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("webhook CA file: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("webhook CA file: no PEM certificate in " + s.CAFile)
+		}
+	}
+	for _, c := range s.ExtraCAs {
+		pool.AddCert(c)
+	}
+	return pool, nil
+}

@@ -1,0 +1,217 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// Jobs is the durable work the worker draws from: leased bursts and
+// deliveries in the project's own tables (store.Webhooks provides it). The
+// worker reads every time from its injected clock, never the database's, so
+// windows and retry schedules follow the clock tests drive.
+type Jobs interface {
+	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)
+	CloseBurst(ctx context.Context, b domain.Burst, build func(active []domain.Webhook) []domain.Delivery) (bool, error)
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
+	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error
+}
+
+// Renderer renders the data of a delivery: the person's current extended
+// view. A person that no longer exists is domain.ErrNotFound.
+type Renderer interface {
+	Render(ctx context.Context, accountID, personID string, now time.Time) (json.RawMessage, error)
+}
+
+// burstLease is how long a claimed burst stays with its worker; rendering
+// takes far less. A worker that dies holding one delays it by this much.
+const burstLease = time.Minute
+
+// maxResponseRead bounds how much of a receiver's response is read (and
+// thrown away) so the connection can be reused.
+const maxResponseRead = 64 << 10
+
+// Worker closes due bursts into deliveries and attempts due deliveries.
+// Any number of workers, in one process or many, may share one database.
+type Worker struct {
+	jobs   Jobs
+	render Renderer
+	clock  clock.Clock
+	s      Settings
+	client *http.Client
+	log    *slog.Logger
+}
+
+// NewWorker builds a worker; settings left zero take their defaults.
+func NewWorker(jobs Jobs, render Renderer, clk clock.Clock, s Settings, log *slog.Logger) (*Worker, error) {
+	s = s.WithDefaults()
+	client, err := NewClient(s)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{jobs: jobs, render: render, clock: clk, s: s, client: client, log: log}, nil
+}
+
+// deliveryLease covers one attempt (bounded by the timeout) and recording it.
+func (w *Worker) deliveryLease() time.Duration { return w.s.Timeout + time.Minute }
+
+// Run works until ctx ends, looking for due work every PollInterval. On the
+// way out it starts nothing new and lets attempts in flight finish.
+func (w *Worker) Run(ctx context.Context) {
+	tick := time.NewTicker(w.s.PollInterval)
+	defer tick.Stop()
+	for {
+		if err := w.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("webhook worker", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// RunOnce closes every burst due now and makes every attempt due now,
+// returning when none is left (retries scheduled later wait for a later
+// call). Attempts started before ctx ends are finished and recorded.
+func (w *Worker) RunOnce(ctx context.Context) error {
+	if err := w.closeDueBursts(ctx); err != nil {
+		return err
+	}
+	return w.attemptDueDeliveries(ctx)
+}
+
+func (w *Worker) closeDueBursts(ctx context.Context) error {
+	for ctx.Err() == nil {
+		bursts, err := w.jobs.ClaimBursts(ctx, w.clock.Now(), burstLease, w.s.Batch)
+		if err != nil {
+			return err
+		}
+		for _, b := range bursts {
+			if err := w.closeBurst(ctx, b); err != nil {
+				// The lease runs out and another pass tries again.
+				w.log.Error("webhook burst", "person_id", b.PersonID, "account_id", b.AccountID, "error", err.Error())
+			}
+		}
+		if len(bursts) < w.s.Batch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// closeBurst renders the person once and makes one delivery per active
+// subscription that lists exactly the burst's event (spec section 6.1).
+func (w *Worker) closeBurst(ctx context.Context, b domain.Burst) error {
+	now := w.clock.Now()
+	data, err := w.render.Render(ctx, b.AccountID, b.PersonID, now)
+	if errors.Is(err, domain.ErrNotFound) {
+		_, err := w.jobs.CloseBurst(ctx, b, nil)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	var buildErr error
+	_, err = w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) []domain.Delivery {
+		var out []domain.Delivery
+		for _, sub := range active {
+			if !slices.Contains(sub.Events, b.Event) {
+				continue
+			}
+			id := NewDeliveryID()
+			body, err := Body(id, b.Event, now, data)
+			if err != nil {
+				buildErr = err
+				return nil
+			}
+			first := now.Add(w.s.Jitter(w.s.Schedule[0]))
+			out = append(out, domain.Delivery{
+				ID: id, AccountID: b.AccountID, WebhookID: sub.ID, Event: b.Event, PersonID: b.PersonID,
+				Body: body, SecretVersion: sub.SecretVersion, Status: domain.DeliveryPending,
+				NextAttemptAt: &first, CreatedAt: now,
+			})
+		}
+		return out
+	})
+	return errors.Join(buildErr, err)
+}
+
+func (w *Worker) attemptDueDeliveries(ctx context.Context) error {
+	// Attempts and their records outlive a shutdown request: a POST that
+	// was sent is recorded.
+	attemptCtx := context.WithoutCancel(ctx)
+	sem := make(chan struct{}, w.s.Concurrency)
+	for ctx.Err() == nil {
+		jobs, err := w.jobs.ClaimDeliveries(ctx, w.clock.Now(), w.deliveryLease(), w.s.Batch)
+		if err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		for _, job := range jobs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				w.attempt(attemptCtx, job)
+			})
+		}
+		wg.Wait()
+		if len(jobs) < w.s.Batch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// attempt POSTs a delivery once, signed at this attempt's time, and records
+// the outcome.
+func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) {
+	at := w.clock.Now()
+	code, took, err := w.post(ctx, job, at)
+	r := w.s.Decide(job.Delivery, code, err, at)
+	r.Attempt.DurationMS = took.Milliseconds()
+	if err := w.jobs.FinishAttempt(ctx, job, r); err != nil {
+		w.log.Error("webhook attempt not recorded", "delivery_id", job.ID, "webhook_id", job.WebhookID, "error", err.Error())
+		return
+	}
+	level := slog.LevelInfo
+	if r.Status != domain.DeliverySucceeded {
+		level = slog.LevelWarn
+	}
+	attrs := []any{"delivery_id", job.ID, "webhook_id", job.WebhookID, "account_id", job.AccountID,
+		"attempt", job.Attempts + 1, "status", r.Status, "duration_ms", took.Milliseconds()}
+	if r.Error != nil {
+		attrs = append(attrs, "error", *r.Error)
+	}
+	w.log.Log(ctx, level, "webhook attempt", attrs...)
+}
+
+// post sends the request; the duration is real elapsed time, since the
+// injected clock stands still in tests.
+func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time) (int, time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.TargetURL, bytes.NewReader(job.Body))
+	if err != nil {
+		return 0, 0, err
+	}
+	SetHeaders(req.Header, job.Delivery, job.Secret, at)
+	start := time.Now()
+	res, err := w.client.Do(req)
+	if err != nil {
+		return 0, time.Since(start), err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponseRead))
+	res.Body.Close()
+	return res.StatusCode, time.Since(start), nil
+}
