@@ -69,7 +69,9 @@ func newLoggingTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim rat
 	return ts
 }
 
-func mintKey(t *testing.T, st store.Store, now time.Time, limit *int) string {
+func mintKeyB(b testing.TB, st store.Store) string { return mintKey(b, st, start, nil) }
+
+func mintKey(t testing.TB, st store.Store, now time.Time, limit *int) string {
 	t.Helper()
 	acc := domain.NewID("acc")
 	if err := st.CreateAccount(context.Background(), domain.Account{ID: acc, Name: "t", CreatedAt: now}); err != nil {
