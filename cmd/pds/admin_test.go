@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -159,7 +158,7 @@ func serveOnce(t *testing.T, db string, probe func(base, key string)) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--addr", addr, "--database", db}, strings.NewReader(""), &out, &errOut)
@@ -202,22 +201,4 @@ func serveOnce(t *testing.T, db string, probe func(base, key string)) string {
 		t.Errorf("no shutdown log line in %s", errOut.String())
 	}
 	return out.String()
-}
-
-// syncBuffer is written by the server goroutine and read by the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

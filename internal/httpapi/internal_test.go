@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -293,7 +292,7 @@ func TestPageBounds(t *testing.T) {
 func TestRequestLog(t *testing.T) {
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
-	var logs safeBuffer
+	var logs testenv.Buffer
 	s := newLoggingTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory(), &logs)
 	r := call(t, s.url, "GET", "/test/page?size=2", key, "", "")
 	var line map[string]any
@@ -308,21 +307,4 @@ func TestRequestLog(t *testing.T) {
 	if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), key[13:]) {
 		t.Fatal("the request log contains the key")
 	}
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *safeBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *safeBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
