@@ -5,14 +5,9 @@ import (
 	"time"
 )
 
-// Webhook events (spec section 6).
-const (
-	EventPersonCreated = "person.created"
-	EventPersonUpdated = "person.updated"
-)
-
-// WebhookEvents lists every event a subscription may name.
-var WebhookEvents = []string{EventPersonCreated, EventPersonUpdated}
+// WebhookEvents lists every event a subscription may name (spec section 6):
+// person.created, then person.updated.
+var WebhookEvents = []string{"person.created", "person.updated"}
 
 // Why a subscription is inactive (decisions.md section 10, plus "manual"
 // for a PATCH {"is_active": false}).

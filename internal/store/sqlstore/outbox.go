@@ -20,9 +20,9 @@ func (s *Store) TouchBurst(ctx context.Context, accountID, personID string, crea
 // transaction. The event of an open burst never changes: it is decided by
 // the change that opened it.
 func touchBurst(ctx context.Context, q querier, accountID, personID string, created bool, at time.Time, window time.Duration) error {
-	event := domain.EventPersonUpdated
+	event := domain.WebhookEvents[1]
 	if created {
-		event = domain.EventPersonCreated
+		event = domain.WebhookEvents[0]
 	}
 	_, err := q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at, lease_until)
 		VALUES (?, ?, ?, ?, ?, ?, NULL)

@@ -1,0 +1,609 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+func init() {
+	register("webhooks", testWebhooks)
+	register("webhook_outbox", testWebhookOutbox)
+	register("webhook_deliveries", testWebhookDeliveries)
+}
+
+const window = 5 * time.Minute
+
+func newWebhook(t testing.TB, st store.Store, account string, events ...string) domain.Webhook {
+	t.Helper()
+	if len(events) == 0 {
+		events = domain.WebhookEvents
+	}
+	w := domain.Webhook{
+		ID: domain.NewID("wh"), AccountID: account, Name: "crm", TargetURL: "https://example.com/hook",
+		Events: events, IsActive: true, Secret: "whsec_" + domain.RandomHex(16), SecretVersion: 1,
+		CreatedAt: Epoch, UpdatedAt: Epoch,
+	}
+	if err := st.CreateWebhook(context.Background(), w); err != nil {
+		t.Fatalf("create webhook: %v", err)
+	}
+	return w
+}
+
+func wantNotFound(t testing.TB, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("%s: %v, want ErrNotFound", what, err)
+	}
+}
+
+func testWebhooks(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	st := newStore(t)
+	acc, other := NewAccount(t, st), NewAccount(t, st)
+	a := newWebhook(t, st, acc, "person.updated")
+	b := newWebhook(t, st, acc)
+
+	got, err := st.GetWebhook(ctx, acc, a.ID)
+	if err != nil || got.Name != "crm" || !slices.Equal(got.Events, []string{"person.updated"}) || !got.IsActive ||
+		got.Secret != a.Secret || got.SecretVersion != 1 || got.DisabledReason != nil || got.LastError != nil ||
+		!got.CreatedAt.Equal(Epoch) {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	list, total, err := st.ListWebhooks(ctx, acc, domain.PageRequest{Page: 1, Size: 1})
+	if err != nil || total != 2 || len(list) != 1 {
+		t.Fatalf("list: %d of %d, %v", len(list), total, err)
+	}
+	list2, _, _ := st.ListWebhooks(ctx, acc, domain.PageRequest{Page: 2, Size: 1})
+	if len(list2) != 1 || list2[0].ID == list[0].ID {
+		t.Fatalf("page 2 %+v repeats page 1", list2)
+	}
+
+	t.Run("another account sees nothing", func(t *testing.T) {
+		if l, n, err := st.ListWebhooks(ctx, other, domain.PageRequest{Page: 1, Size: 10}); err != nil || n != 0 || len(l) != 0 {
+			t.Fatalf("foreign list: %d, %d, %v", len(l), n, err)
+		}
+		_, err := st.GetWebhook(ctx, other, a.ID)
+		wantNotFound(t, "foreign get", err)
+		name := "x"
+		_, err = st.UpdateWebhook(ctx, other, a.ID, domain.WebhookUpdate{Name: &name}, Epoch)
+		wantNotFound(t, "foreign update", err)
+		wantNotFound(t, "foreign delete", st.DeleteWebhook(ctx, other, a.ID))
+		_, _, err = st.RotateWebhookSecret(ctx, other, a.ID, "whsec_x", Epoch)
+		wantNotFound(t, "foreign rotate", err)
+		_, _, err = st.ListDeliveries(ctx, other, a.ID, domain.PageRequest{Page: 1, Size: 10})
+		wantNotFound(t, "foreign deliveries", err)
+	})
+
+	t.Run("update, deactivate, reactivate", func(t *testing.T) {
+		name, url := "renamed", "https://example.org/x"
+		w, err := st.UpdateWebhook(ctx, acc, a.ID, domain.WebhookUpdate{Name: &name, TargetURL: &url, Events: domain.WebhookEvents}, Epoch.Add(time.Minute))
+		if err != nil || w.Name != name || w.TargetURL != url || len(w.Events) != 2 || !w.UpdatedAt.Equal(Epoch.Add(time.Minute)) {
+			t.Fatalf("update: %+v, %v", w, err)
+		}
+		off, on := false, true
+		w, err = st.UpdateWebhook(ctx, acc, a.ID, domain.WebhookUpdate{IsActive: &off}, Epoch)
+		if err != nil || w.IsActive || w.DisabledReason == nil || *w.DisabledReason != domain.DisabledManual {
+			t.Fatalf("deactivate: %+v, %v", w, err)
+		}
+		w, err = st.UpdateWebhook(ctx, acc, a.ID, domain.WebhookUpdate{IsActive: &on}, Epoch)
+		if err != nil || !w.IsActive || w.DisabledReason != nil || w.StreakStartedAt != nil || w.StreakFailures != 0 {
+			t.Fatalf("reactivate: %+v, %v", w, err)
+		}
+		again, _ := st.GetWebhook(ctx, acc, a.ID)
+		if again.Name != name || !again.IsActive {
+			t.Fatalf("update not stored: %+v", again)
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		if err := st.DeleteWebhook(ctx, acc, b.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err := st.GetWebhook(ctx, acc, b.ID)
+		wantNotFound(t, "deleted get", err)
+		wantNotFound(t, "delete twice", st.DeleteWebhook(ctx, acc, b.ID))
+	})
+}
+
+// openBurst records a change at `at` and returns the person id.
+func openBurst(t testing.TB, st store.Store, account string, created bool, at time.Time) string {
+	t.Helper()
+	person := domain.NewID("per")
+	if err := st.TouchBurst(context.Background(), account, person, created, at, window); err != nil {
+		t.Fatalf("touch burst: %v", err)
+	}
+	return person
+}
+
+// everySubscription is a CloseBurst builder: one delivery per active
+// subscription listing the event, due at `at`.
+func everySubscription(b domain.Burst, at time.Time) func([]domain.Webhook) []domain.Delivery {
+	return func(active []domain.Webhook) []domain.Delivery {
+		var out []domain.Delivery
+		for _, w := range active {
+			if !slices.Contains(w.Events, b.Event) {
+				continue
+			}
+			due := at
+			out = append(out, domain.Delivery{
+				ID: domain.RandomHex(16), AccountID: b.AccountID, WebhookID: w.ID, Event: b.Event, PersonID: b.PersonID,
+				Body: []byte(`{"person":"` + b.PersonID + `"}`), SecretVersion: w.SecretVersion, Status: domain.DeliveryPending,
+				NextAttemptAt: &due, CreatedAt: at,
+			})
+		}
+		return out
+	}
+}
+
+func testWebhookOutbox(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	lease := time.Minute
+
+	t.Run("a burst keeps its opening event and slides its due time", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		p := openBurst(t, st, acc, true, Epoch)
+		if err := st.TouchBurst(ctx, acc, p, false, Epoch.Add(time.Minute), window); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := st.ClaimBursts(ctx, Epoch.Add(window), lease, 10); len(got) != 0 {
+			t.Fatalf("claimed %d bursts before the slid window closed", len(got))
+		}
+		got, err := st.ClaimBursts(ctx, Epoch.Add(time.Minute+window), lease, 10)
+		if err != nil || len(got) != 1 || got[0].PersonID != p || got[0].Event != "person.created" || got[0].AccountID != acc ||
+			!got[0].DueAt.Equal(Epoch.Add(time.Minute+window)) || got[0].LeaseToken == "" {
+			t.Fatalf("claim: %+v, %v", got, err)
+		}
+	})
+
+	t.Run("a lease keeps a burst from other claims until it expires", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		openBurst(t, st, acc, false, Epoch)
+		now := Epoch.Add(window)
+		first, _ := st.ClaimBursts(ctx, now, lease, 10)
+		if len(first) != 1 || first[0].Event != "person.updated" {
+			t.Fatalf("first claim: %+v", first)
+		}
+		if again, _ := st.ClaimBursts(ctx, now.Add(lease-time.Millisecond), lease, 10); len(again) != 0 {
+			t.Fatal("a leased burst was claimed again")
+		}
+		taken, _ := st.ClaimBursts(ctx, now.Add(lease), lease, 10)
+		if len(taken) != 1 || taken[0].LeaseToken == first[0].LeaseToken {
+			t.Fatalf("an expired lease was not taken over: %+v", taken)
+		}
+		// The first holder lost it: closing with its token does nothing.
+		closed, err := st.CloseBurst(ctx, first[0], everySubscription(first[0], now))
+		if err != nil || closed {
+			t.Fatalf("close with a lost lease: %v, %v", closed, err)
+		}
+		closed, err = st.CloseBurst(ctx, taken[0], nil)
+		if err != nil || !closed {
+			t.Fatalf("close by the new holder: %v, %v", closed, err)
+		}
+	})
+
+	t.Run("a change after the claim keeps the burst open and releases it", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		newWebhook(t, st, acc)
+		p := openBurst(t, st, acc, true, Epoch)
+		now := Epoch.Add(window)
+		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
+		if err := st.TouchBurst(ctx, acc, p, false, now, window); err != nil {
+			t.Fatal(err)
+		}
+		closed, err := st.CloseBurst(ctx, claimed[0], everySubscription(claimed[0], now))
+		if err != nil || closed {
+			t.Fatalf("closed a burst a later change moved: %v, %v", closed, err)
+		}
+		again, _ := st.ClaimBursts(ctx, now.Add(window), lease, 10)
+		if len(again) != 1 || again[0].Event != "person.created" {
+			t.Fatalf("the released burst is not claimable at its new due time: %+v", again)
+		}
+		closed, err = st.CloseBurst(ctx, again[0], everySubscription(again[0], now.Add(window)))
+		if err != nil || !closed {
+			t.Fatalf("close: %v, %v", closed, err)
+		}
+		ds, n, _ := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		if n != 1 || ds[0].PersonID != p || ds[0].Event != "person.created" {
+			t.Fatalf("deliveries after close: %+v", ds)
+		}
+		if left, _ := st.ClaimBursts(ctx, now.Add(24*time.Hour), lease, 10); len(left) != 0 {
+			t.Fatalf("a closed burst is still in the outbox: %+v", left)
+		}
+	})
+
+	t.Run("closing offers only the account's active subscriptions", func(t *testing.T) {
+		st := newStore(t)
+		acc, other := NewAccount(t, st), NewAccount(t, st)
+		active := newWebhook(t, st, acc)
+		inactive := newWebhook(t, st, acc)
+		off := false
+		if _, err := st.UpdateWebhook(ctx, acc, inactive.ID, domain.WebhookUpdate{IsActive: &off}, Epoch); err != nil {
+			t.Fatal(err)
+		}
+		newWebhook(t, st, other)
+		openBurst(t, st, acc, false, Epoch)
+		claimed, _ := st.ClaimBursts(ctx, Epoch.Add(window), lease, 10)
+		var offered []string
+		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) []domain.Delivery {
+			for _, w := range ws {
+				offered = append(offered, w.ID)
+			}
+			return nil
+		})
+		if err != nil || !closed || !slices.Equal(offered, []string{active.ID}) {
+			t.Fatalf("offered %v (closed %v, %v), want only %s", offered, closed, err, active.ID)
+		}
+	})
+
+	t.Run("concurrent claimers never share a burst", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		const bursts = 40
+		for range bursts {
+			openBurst(t, st, acc, false, Epoch)
+		}
+		var mu sync.Mutex
+		seen := map[string]int{}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					got, err := st.ClaimBursts(ctx, Epoch.Add(window), lease, 3)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(got) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, b := range got {
+						seen[b.PersonID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != bursts {
+			t.Fatalf("claimed %d distinct bursts, want %d", len(seen), bursts)
+		}
+		for p, n := range seen {
+			if n != 1 {
+				t.Fatalf("burst %s claimed %d times", p, n)
+			}
+		}
+	})
+}
+
+func mustOnlyWebhook(t testing.TB, st store.Store, acc string) domain.Webhook {
+	t.Helper()
+	ws, n, err := st.ListWebhooks(context.Background(), acc, domain.PageRequest{Page: 1, Size: 10})
+	if err != nil || n != 1 {
+		t.Fatalf("want one webhook: %d, %v", n, err)
+	}
+	return ws[0]
+}
+
+// queueDelivery makes one delivery for w through the outbox, due at `at`.
+func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time) domain.Delivery {
+	t.Helper()
+	ctx := context.Background()
+	openBurst(t, st, w.AccountID, false, at.Add(-window))
+	claimed, err := st.ClaimBursts(ctx, at, time.Minute, 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim burst: %+v, %v", claimed, err)
+	}
+	var made domain.Delivery
+	build := everySubscription(claimed[0], at)
+	if _, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) []domain.Delivery {
+		ds := build(slices.DeleteFunc(ws, func(x domain.Webhook) bool { return x.ID != w.ID }))
+		made = ds[0]
+		return ds
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return made
+}
+
+func claimOne(t testing.TB, st store.Store, now time.Time) domain.DeliveryJob {
+	t.Helper()
+	jobs, err := st.ClaimDeliveries(context.Background(), now, time.Minute, 10)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claim deliveries: %d, %v; want 1", len(jobs), err)
+	}
+	return jobs[0]
+}
+
+func code(n int) *int { return &n }
+
+func testWebhookDeliveries(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	page := domain.PageRequest{Page: 1, Size: 10}
+
+	t.Run("claim, lease, succeed; log and attempts", func(t *testing.T) {
+		st := newStore(t)
+		acc, other := NewAccount(t, st), NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		d := queueDelivery(t, st, w, Epoch)
+		if jobs, _ := st.ClaimDeliveries(ctx, Epoch.Add(-time.Millisecond), time.Minute, 10); len(jobs) != 0 {
+			t.Fatal("claimed a delivery before it was due")
+		}
+		job := claimOne(t, st, Epoch)
+		if job.ID != d.ID || job.TargetURL != w.TargetURL || job.Secret != w.Secret || string(job.Body) != string(d.Body) {
+			t.Fatalf("job %+v", job)
+		}
+		if jobs, _ := st.ClaimDeliveries(ctx, Epoch, time.Minute, 10); len(jobs) != 0 {
+			t.Fatal("a leased delivery was claimed twice")
+		}
+		_, err := st.Redeliver(ctx, acc, w.ID, d.ID, Epoch)
+		var ce *domain.ConflictError
+		if !errors.As(err, &ce) {
+			t.Fatalf("redeliver during an attempt: %v, want a conflict", err)
+		}
+		if err := st.FinishAttempt(ctx, job, store.AttemptResult{
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(200), DurationMS: 12},
+			Status:  domain.DeliverySucceeded,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, attempts, err := st.GetDelivery(ctx, acc, w.ID, d.ID)
+		if err != nil || got.Status != domain.DeliverySucceeded || got.Attempts != 1 || *got.LastStatusCode != 200 ||
+			got.LastError != nil || len(attempts) != 1 || attempts[0].DurationMS != 12 || *attempts[0].StatusCode != 200 {
+			t.Fatalf("after success: %+v %+v %v", got, attempts, err)
+		}
+		_, _, err = st.GetDelivery(ctx, other, w.ID, d.ID)
+		wantNotFound(t, "foreign delivery", err)
+		// Finishing again with the spent lease records nothing.
+		if err := st.FinishAttempt(ctx, job, store.AttemptResult{Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch}, Status: domain.DeliveryFailed}); err != nil {
+			t.Fatal(err)
+		}
+		if got, attempts, _ := st.GetDelivery(ctx, acc, w.ID, d.ID); got.Status != domain.DeliverySucceeded || len(attempts) != 1 {
+			t.Fatalf("a spent lease changed the delivery: %+v", got)
+		}
+
+		redo, err := st.Redeliver(ctx, acc, w.ID, d.ID, Epoch.Add(time.Hour))
+		if err != nil || redo.ID != d.ID || redo.Status != domain.DeliveryPending || redo.RoundAttempts() != 0 || redo.Attempts != 1 {
+			t.Fatalf("redeliver: %+v, %v", redo, err)
+		}
+		if job := claimOne(t, st, Epoch.Add(time.Hour)); job.ID != d.ID {
+			t.Fatalf("redelivered job %s", job.ID)
+		}
+	})
+
+	t.Run("newest first, paged", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		var ids []string
+		for i := range 3 {
+			ids = append(ids, queueDelivery(t, st, w, Epoch.Add(time.Duration(i)*time.Hour)).ID)
+		}
+		ds, n, err := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 2})
+		if err != nil || n != 3 || len(ds) != 2 || ds[0].ID != ids[2] || ds[1].ID != ids[1] {
+			t.Fatalf("list: %+v, %d, %v", ds, n, err)
+		}
+	})
+
+	t.Run("a retry stays pending, a failure streak deactivates and cancels", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		d1 := queueDelivery(t, st, w, Epoch)
+		job := claimOne(t, st, Epoch)
+		next := Epoch.Add(5 * time.Second)
+		msg := "HTTP 503 Service Unavailable"
+		if err := st.FinishAttempt(ctx, job, store.AttemptResult{
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(503)},
+			Status:  domain.DeliveryPending, NextAttemptAt: &next, Error: &msg,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := st.GetDelivery(ctx, acc, w.ID, d1.ID)
+		if got.Status != domain.DeliveryPending || !got.NextAttemptAt.Equal(next) || got.Attempts != 1 || *got.LastError != msg {
+			t.Fatalf("after a retryable failure: %+v", got)
+		}
+		if hook, _ := st.GetWebhook(ctx, acc, w.ID); hook.LastError == nil || *hook.LastError != msg || hook.StreakFailures != 0 {
+			t.Fatalf("subscription after a retryable failure: %+v", hook)
+		}
+
+		var seen []int
+		fail := func(job domain.DeliveryJob, at time.Time) {
+			t.Helper()
+			msg := "HTTP 404 Not Found: not retried"
+			if err := st.FinishAttempt(ctx, job, store.AttemptResult{
+				Attempt: domain.DeliveryAttempt{AttemptedAt: at, StatusCode: code(404)}, Status: domain.DeliveryFailed, Error: &msg,
+				Deactivate: func(start time.Time, failures int) bool {
+					seen = append(seen, failures)
+					return failures >= 2 && at.Sub(start) >= 48*time.Hour
+				},
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fail(claimOne(t, st, next), next)
+		queueDelivery(t, st, w, Epoch.Add(24*time.Hour))
+		fail(claimOne(t, st, Epoch.Add(24*time.Hour)), Epoch.Add(24*time.Hour))
+		if hook, _ := st.GetWebhook(ctx, acc, w.ID); !hook.IsActive || hook.StreakFailures != 2 || !hook.StreakStartedAt.Equal(next) {
+			t.Fatalf("a streak shorter than its span deactivated, or was not counted: %+v", hook)
+		}
+		third := queueDelivery(t, st, w, Epoch.Add(49*time.Hour))
+		queueDelivery(t, st, w, Epoch.Add(50*time.Hour))
+		fail(claimOne(t, st, Epoch.Add(49*time.Hour)), Epoch.Add(49*time.Hour))
+		hook, _ := st.GetWebhook(ctx, acc, w.ID)
+		if hook.IsActive || hook.DisabledReason == nil || *hook.DisabledReason != domain.DisabledFailures || hook.LastError == nil {
+			t.Fatalf("a long streak did not deactivate: %+v", hook)
+		}
+		if !slices.Equal(seen, []int{1, 2, 3}) {
+			t.Fatalf("streak counts offered %v", seen)
+		}
+		ds, _, _ := st.ListDeliveries(ctx, acc, w.ID, page)
+		if ds[0].Status != domain.DeliveryFailed || ds[0].LastError == nil || ds[0].NextAttemptAt != nil {
+			t.Fatalf("the pending delivery was not cancelled: %+v", ds[0])
+		}
+		if got, _, _ := st.GetDelivery(ctx, acc, w.ID, third.ID); got.Status != domain.DeliveryFailed || *got.LastStatusCode != 404 {
+			t.Fatalf("the failing delivery: %+v", got)
+		}
+		if jobs, _ := st.ClaimDeliveries(ctx, Epoch.Add(100*time.Hour), time.Minute, 10); len(jobs) != 0 {
+			t.Fatalf("claimed %d deliveries of an inactive subscription", len(jobs))
+		}
+		var ce *domain.ConflictError
+		if _, err := st.Redeliver(ctx, acc, w.ID, third.ID, Epoch.Add(100*time.Hour)); !errors.As(err, &ce) {
+			t.Fatalf("redeliver on an inactive subscription: %v", err)
+		}
+	})
+
+	t.Run("410 retires at once and cancels the other pending deliveries", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		gone := queueDelivery(t, st, w, Epoch)
+		queued := queueDelivery(t, st, w, Epoch.Add(time.Hour))
+		msg := "HTTP 410 Gone"
+		if err := st.FinishAttempt(ctx, claimOne(t, st, Epoch), store.AttemptResult{
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(410)}, Status: domain.DeliveryFailed, Error: &msg, Gone: true,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		hook, _ := st.GetWebhook(ctx, acc, w.ID)
+		if hook.IsActive || *hook.DisabledReason != domain.DisabledGone || *hook.LastError != msg {
+			t.Fatalf("after 410: %+v", hook)
+		}
+		g, _, _ := st.GetDelivery(ctx, acc, w.ID, gone.ID)
+		q, _, _ := st.GetDelivery(ctx, acc, w.ID, queued.ID)
+		if g.Status != domain.DeliveryFailed || *g.LastError != msg || q.Status != domain.DeliveryFailed || q.Attempts != 0 || q.LastError == nil {
+			t.Fatalf("deliveries after 410: %+v / %+v", g, q)
+		}
+	})
+
+	t.Run("an attempt in flight when its delivery is cancelled is still recorded", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		d := queueDelivery(t, st, w, Epoch)
+		job := claimOne(t, st, Epoch)
+		off := false
+		if _, err := st.UpdateWebhook(ctx, acc, w.ID, domain.WebhookUpdate{IsActive: &off}, Epoch); err != nil {
+			t.Fatal(err)
+		}
+		next := Epoch.Add(time.Minute)
+		if err := st.FinishAttempt(ctx, job, store.AttemptResult{
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(500)}, Status: domain.DeliveryPending, NextAttemptAt: &next,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, attempts, _ := st.GetDelivery(ctx, acc, w.ID, d.ID)
+		if got.Status != domain.DeliveryFailed || got.NextAttemptAt != nil || len(attempts) != 1 || got.LastError == nil {
+			t.Fatalf("cancelled delivery after its attempt: %+v, %d attempts", got, len(attempts))
+		}
+	})
+
+	t.Run("rotation keeps pending deliveries on their secret until they finish", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		old := queueDelivery(t, st, w, Epoch)
+		hook, rounds, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_second", Epoch.Add(time.Minute))
+		if err != nil || hook.Secret != "whsec_second" || hook.SecretVersion != 2 ||
+			len(rounds) != 1 || rounds[0].RoundAttempts != 0 || !rounds[0].NextAttemptAt.Equal(Epoch) {
+			t.Fatalf("rotate: %+v %+v %v", hook, rounds, err)
+		}
+		fresh := queueDelivery(t, st, *hook, Epoch.Add(time.Hour))
+		jobs, err := st.ClaimDeliveries(ctx, Epoch.Add(time.Hour), time.Minute, 10)
+		if err != nil || len(jobs) != 2 {
+			t.Fatalf("claim: %d, %v", len(jobs), err)
+		}
+		secrets := map[string]string{}
+		for _, j := range jobs {
+			secrets[j.ID] = j.Secret
+		}
+		if secrets[old.ID] != w.Secret || secrets[fresh.ID] != "whsec_second" {
+			t.Fatalf("secrets by delivery %v; want the old one for %s", secrets, old.ID)
+		}
+		for _, j := range jobs {
+			if err := st.FinishAttempt(ctx, j, store.AttemptResult{
+				Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch.Add(time.Hour), StatusCode: code(204)}, Status: domain.DeliverySucceeded,
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The old secret is gone now: a redelivery signs with the current one.
+		if _, err := st.Redeliver(ctx, acc, w.ID, old.ID, Epoch.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if job := claimOne(t, st, Epoch.Add(2*time.Hour)); job.Secret != "whsec_second" || job.SecretVersion != 2 {
+			t.Fatalf("redelivery signed with %q (version %d)", job.Secret, job.SecretVersion)
+		}
+		_, rounds, err = st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_third", Epoch.Add(3*time.Hour))
+		if err != nil || len(rounds) != 1 {
+			t.Fatalf("rotate with one leased pending delivery: %+v, %v", rounds, err)
+		}
+	})
+
+	t.Run("concurrent claimers never share a delivery", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		const deliveries = 30
+		for range deliveries {
+			queueDelivery(t, st, w, Epoch)
+		}
+		var mu sync.Mutex
+		seen := map[string]int{}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					jobs, err := st.ClaimDeliveries(ctx, Epoch, time.Minute, 2)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(jobs) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, j := range jobs {
+						seen[j.ID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != deliveries {
+			t.Fatalf("claimed %d distinct deliveries, want %d", len(seen), deliveries)
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("delivery %s claimed %d times", id, n)
+			}
+		}
+	})
+
+	t.Run("deleting a subscription deletes its deliveries", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		d := queueDelivery(t, st, w, Epoch)
+		job := claimOne(t, st, Epoch)
+		if err := st.DeleteWebhook(ctx, acc, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.FinishAttempt(ctx, job, store.AttemptResult{Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch}, Status: domain.DeliverySucceeded}); err != nil {
+			t.Fatalf("finishing an attempt of a deleted subscription: %v", err)
+		}
+		_, _, err := st.GetDelivery(ctx, acc, w.ID, d.ID)
+		wantNotFound(t, "delivery of a deleted subscription", err)
+	})
+}
