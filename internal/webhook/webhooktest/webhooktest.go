@@ -18,6 +18,7 @@ import (
 
 // Request is one delivery attempt a receiver got.
 type Request struct {
+	Path   string
 	Header http.Header
 	Body   []byte
 }
@@ -33,6 +34,9 @@ type Receiver struct {
 	respond  func(n int, r *http.Request) int
 }
 
+// FollowedPath is where a receiver's redirects point.
+const FollowedPath = "/followed"
+
 // NewReceiver starts a receiver that the test closes at its end.
 func NewReceiver(t testing.TB) *Receiver {
 	rc := &Receiver{}
@@ -45,7 +49,7 @@ func NewReceiver(t testing.TB) *Receiver {
 func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rc.mu.Lock()
-	rc.requests = append(rc.requests, Request{Header: r.Header.Clone(), Body: body})
+	rc.requests = append(rc.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	n, respond := len(rc.requests), rc.respond
 	rc.mu.Unlock()
 	status := http.StatusNoContent
@@ -53,7 +57,8 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 		status = respond(n, r)
 	}
 	if status >= 300 && status < 400 {
-		w.Header().Set("Location", "https://example.com/elsewhere")
+		// Back to this receiver, so that a followed redirect would show.
+		w.Header().Set("Location", FollowedPath)
 	}
 	w.WriteHeader(status)
 }

@@ -1,0 +1,563 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/testenv"
+	"github.com/pds-dev/pds/internal/webhook"
+	"github.com/pds-dev/pds/internal/webhook/webhooktest"
+	"github.com/pds-dev/pds/pkg/webhookverify"
+)
+
+const window = 5 * time.Minute
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// rig is one instance: a store, a worker and the clock they share.
+type rig struct {
+	t      *testing.T
+	st     store.Store
+	clock  *clock.Fake
+	worker *webhook.Worker
+	acc    string
+}
+
+func newRig(t *testing.T, st store.Store, clk *clock.Fake, s webhook.Settings) *rig {
+	t.Helper()
+	w, err := webhook.NewWorker(st, &webhooktest.Renderer{}, clk, s, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{t: t, st: st, clock: clk, worker: w}
+}
+
+func start(t *testing.T, eng testenv.Engine, s webhook.Settings) *rig {
+	r := newRig(t, eng.NewStore(t), clock.NewFake(t0), s)
+	r.acc = r.account()
+	return r
+}
+
+func (r *rig) account() string {
+	r.t.Helper()
+	id := domain.NewID("acc")
+	if err := r.st.CreateAccount(context.Background(), domain.Account{ID: id, Name: "t", CreatedAt: t0}); err != nil {
+		r.t.Fatal(err)
+	}
+	return id
+}
+
+func (r *rig) subscribe(acc, url string, events ...string) domain.Webhook {
+	r.t.Helper()
+	w := domain.Webhook{ID: domain.NewID("wh"), AccountID: acc, Name: "t", TargetURL: url, Events: events,
+		IsActive: true, Secret: webhook.NewSecret(), SecretVersion: 1, CreatedAt: r.clock.Now()}
+	if err := r.st.CreateWebhook(context.Background(), w); err != nil {
+		r.t.Fatal(err)
+	}
+	return w
+}
+
+// change records a change to a person now, as a person write does.
+func (r *rig) change(acc, person string, created bool) {
+	r.t.Helper()
+	if err := r.st.TouchBurst(context.Background(), acc, person, created, r.clock.Now(), window); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) run() {
+	r.t.Helper()
+	if err := r.worker.RunOnce(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) advance(d time.Duration) {
+	r.t.Helper()
+	r.clock.Advance(d)
+	r.run()
+}
+
+func (r *rig) deliveries(w domain.Webhook) []domain.Delivery {
+	r.t.Helper()
+	ds, _, err := r.st.ListDeliveries(context.Background(), w.AccountID, w.ID, domain.PageRequest{Page: 1, Size: 100})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ds
+}
+
+func (r *rig) webhook(w domain.Webhook) *domain.Webhook {
+	r.t.Helper()
+	got, err := r.st.GetWebhook(context.Background(), w.AccountID, w.ID)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return got
+}
+
+type delivered struct {
+	ID      string          `json:"id"`
+	Event   string          `json:"event"`
+	Created string          `json:"created"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func decode(t *testing.T, req webhooktest.Request) delivered {
+	t.Helper()
+	var d delivered
+	if err := json.Unmarshal(req.Body, &d); err != nil {
+		t.Fatalf("body %s: %v", req.Body, err)
+	}
+	return d
+}
+
+func wantRequests(t *testing.T, rc *webhooktest.Receiver, n int) []webhooktest.Request {
+	t.Helper()
+	got := rc.Requests()
+	if len(got) != n {
+		t.Fatalf("receiver got %d requests, want %d", len(got), n)
+	}
+	return got
+}
+
+var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		both, created, updated, foreign := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
+		r := start(t, eng, webhooktest.Settings(both, created, updated, foreign))
+		subBoth := r.subscribe(r.acc, both.URL, "person.created", "person.updated")
+		subCreated := r.subscribe(r.acc, created.URL, "person.created")
+		r.subscribe(r.acc, updated.URL, "person.updated")
+		r.subscribe(r.account(), foreign.URL, "person.created", "person.updated")
+
+		// A creation and two edits inside the window: one burst, person.created.
+		r.change(r.acc, "per_new", true)
+		r.clock.Advance(time.Minute)
+		r.change(r.acc, "per_new", false)
+		r.clock.Advance(2 * time.Minute)
+		r.change(r.acc, "per_new", false)
+		r.advance(window - time.Millisecond)
+		wantRequests(t, both, 0)
+		r.advance(time.Millisecond)
+		closedAt := r.clock.Now()
+
+		got := wantRequests(t, both, 1)[0]
+		wantRequests(t, created, 1)
+		wantRequests(t, updated, 0)
+		wantRequests(t, foreign, 0)
+		body := decode(t, got)
+		if body.Event != "person.created" || !hex32.MatchString(body.ID) || body.Created != domain.T(closedAt).Format(domain.TimeLayout) {
+			t.Fatalf("body %s", got.Body)
+		}
+		var keys map[string]json.RawMessage
+		_ = json.Unmarshal(got.Body, &keys)
+		if len(keys) != 4 || !strings.Contains(string(body.Data), `"id":"per_new"`) {
+			t.Fatalf("body keys %v / data %s", keys, body.Data)
+		}
+		h := got.Header
+		if h.Get("Service-Webhook-Id") != subBoth.ID || h.Get("Service-Delivery-Id") != body.ID || h.Get("Service-Event") != "person.created" ||
+			h.Get("Service-Timestamp") != strconv.FormatInt(closedAt.Unix(), 10) || h.Get("Content-Type") != "application/json" {
+			t.Fatalf("headers %v", h)
+		}
+		if err := webhookverify.Verify(h, got.Body, []string{subBoth.Secret}, r.clock.Now(), webhookverify.Options{}); err != nil {
+			t.Fatalf("the signature does not verify: %v", err)
+		}
+		if err := webhookverify.Verify(h, got.Body, []string{subBoth.Secret}, r.clock.Now().Add(301*time.Second), webhookverify.Options{}); err == nil {
+			t.Fatal("the signature still verifies 301 s later")
+		}
+		if err := webhookverify.Verify(h, got.Body, []string{subCreated.Secret}, r.clock.Now(), webhookverify.Options{}); err == nil {
+			t.Fatal("another subscription's secret verifies the delivery")
+		}
+		if other := decode(t, created.Requests()[0]); other.ID == body.ID {
+			t.Fatal("two subscriptions got the same delivery id")
+		}
+		ds := r.deliveries(subBoth)
+		if len(ds) != 1 || ds[0].Status != domain.DeliverySucceeded || ds[0].Attempts != 1 || *ds[0].LastStatusCode != 204 || ds[0].PersonID != "per_new" {
+			t.Fatalf("delivery log %+v", ds)
+		}
+
+		// Edits to an existing person: one person.updated.
+		r.clock.Advance(time.Hour)
+		r.change(r.acc, "per_new", false)
+		r.advance(time.Minute)
+		r.change(r.acc, "per_new", false)
+		r.advance(window)
+		if b := decode(t, wantRequests(t, both, 2)[1]); b.Event != "person.updated" {
+			t.Fatalf("second burst delivered as %s", b.Event)
+		}
+		wantRequests(t, created, 1)
+		if b := decode(t, wantRequests(t, updated, 1)[0]); b.Event != "person.updated" {
+			t.Fatalf("updated-only subscription got %s", b.Event)
+		}
+		wantRequests(t, foreign, 0)
+		r.advance(24 * time.Hour)
+		wantRequests(t, both, 2)
+	})
+}
+
+func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Respond(func(n int, req *http.Request) int {
+			switch n {
+			case 1:
+				return http.StatusServiceUnavailable
+			case 2:
+				<-req.Context().Done() // no answer: the attempt times out
+				return http.StatusOK
+			case 3:
+				return http.StatusBadGateway
+			}
+			return http.StatusOK
+		})
+		s := webhooktest.Settings(rc)
+		s.Timeout = 300 * time.Millisecond
+		r := start(t, eng, s)
+		sub := r.subscribe(r.acc, rc.URL, "person.updated")
+		r.change(r.acc, "per_1", false)
+		r.advance(window)
+		wantRequests(t, rc, 1)
+		ds := r.deliveries(sub)
+		if ds[0].Status != domain.DeliveryPending || !ds[0].NextAttemptAt.Equal(r.clock.Now().Add(5*time.Second)) ||
+			*ds[0].LastError != "HTTP 503 Service Unavailable" || r.webhook(sub).LastError == nil {
+			t.Fatalf("after a 503: %+v", ds[0])
+		}
+		r.advance(5*time.Second - time.Millisecond)
+		wantRequests(t, rc, 1)
+		r.advance(time.Millisecond)
+		wantRequests(t, rc, 2) // timed out
+		if d := r.deliveries(sub)[0]; d.LastStatusCode != nil || !strings.Contains(*d.LastError, "timeout") {
+			t.Fatalf("after a timeout: %+v", d)
+		}
+		r.advance(5 * time.Minute)
+		r.advance(30 * time.Minute)
+		reqs := wantRequests(t, rc, 4)
+		ids := map[string]bool{}
+		stamps := map[string]bool{}
+		for _, q := range reqs {
+			ids[q.Header.Get("Service-Delivery-Id")] = true
+			ids[decode(t, q).ID] = true
+			stamps[q.Header.Get("Service-Timestamp")] = true
+			if string(q.Body) != string(reqs[0].Body) {
+				t.Fatal("a retry changed the body")
+			}
+		}
+		if len(ids) != 1 || len(stamps) != 4 {
+			t.Fatalf("ids %v, signing times %v: want one id and four signing times", ids, stamps)
+		}
+		d, attempts, err := r.st.GetDelivery(context.Background(), r.acc, sub.ID, reqs[0].Header.Get("Service-Delivery-Id"))
+		if err != nil || d.Status != domain.DeliverySucceeded || d.Attempts != 4 || len(attempts) != 4 {
+			t.Fatalf("log %+v %+v %v", d, attempts, err)
+		}
+		want := []time.Duration{0, 5 * time.Second, 5*time.Second + 5*time.Minute, 5*time.Second + 35*time.Minute}
+		for i, a := range attempts {
+			if !a.AttemptedAt.Equal(t0.Add(window + want[i])) {
+				t.Errorf("attempt %d at %s, want %s", i+1, a.AttemptedAt.Sub(t0), window+want[i])
+			}
+		}
+		if attempts[1].StatusCode != nil || attempts[1].Error == nil || *attempts[2].StatusCode != 502 || *attempts[3].StatusCode != 200 {
+			t.Fatalf("attempt log %+v", attempts)
+		}
+		if r.webhook(sub).LastError != nil {
+			t.Fatal("a success did not clear the subscription's last_error")
+		}
+	})
+}
+
+func TestRetriesRunOutThenTheDeliveryFails(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Always(http.StatusInternalServerError)
+		s := webhooktest.Settings(rc)
+		s.Schedule = []time.Duration{0, time.Second, time.Minute}
+		r := start(t, eng, s)
+		sub := r.subscribe(r.acc, rc.URL, "person.updated")
+		r.change(r.acc, "per_1", false)
+		r.advance(window)
+		r.advance(time.Second)
+		r.advance(time.Minute)
+		r.advance(24 * time.Hour)
+		wantRequests(t, rc, 3)
+		d := r.deliveries(sub)[0]
+		if d.Status != domain.DeliveryFailed || d.NextAttemptAt != nil || !strings.Contains(*d.LastError, "gave up after 3 attempts") {
+			t.Fatalf("%+v", d)
+		}
+		if w := r.webhook(sub); !w.IsActive || w.StreakFailures != 1 {
+			t.Fatalf("one failed delivery: %+v", w)
+		}
+	})
+}
+
+func TestRedirectsAndClientErrorsAreNotRetried(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Respond(func(_ int, req *http.Request) int {
+			code, _ := strconv.Atoi(strings.TrimPrefix(req.URL.Path, "/status/"))
+			return code
+		})
+		r := start(t, eng, webhooktest.Settings(rc))
+		codes := []int{301, 302, 307, 308, 400, 401, 403, 404, 408, 422, 429}
+		subs := map[int]domain.Webhook{}
+		for _, c := range codes {
+			subs[c] = r.subscribe(r.acc, fmt.Sprintf("%s/status/%d", rc.Server.URL, c), "person.updated")
+		}
+		r.change(r.acc, "per_1", false)
+		r.advance(window)
+		r.advance(48 * time.Hour)
+		for _, req := range wantRequests(t, rc, len(codes)) {
+			if req.Path == webhooktest.FollowedPath {
+				t.Fatal("a redirect was followed")
+			}
+		}
+		for c, sub := range subs {
+			d := r.deliveries(sub)[0]
+			if d.Status != domain.DeliveryFailed || d.Attempts != 1 || *d.LastStatusCode != c || !strings.Contains(*d.LastError, strconv.Itoa(c)) {
+				t.Errorf("%d: %+v", c, d)
+			}
+			if w := r.webhook(sub); !w.IsActive || w.LastError == nil {
+				t.Errorf("%d: subscription %+v", c, w)
+			}
+		}
+	})
+}
+
+func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Respond(func(n int, _ *http.Request) int {
+			if n == 1 {
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusGone
+		})
+		r := start(t, eng, webhooktest.Settings(rc))
+		sub := r.subscribe(r.acc, rc.URL, "person.updated")
+		r.change(r.acc, "per_1", false)
+		r.clock.Advance(time.Second)
+		r.change(r.acc, "per_2", false)
+		r.advance(window - time.Second) // per_1: 503, retry in 5 s
+		r.advance(time.Second)          // per_2: 410
+		wantRequests(t, rc, 2)
+		w := r.webhook(sub)
+		if w.IsActive || w.DisabledReason == nil || *w.DisabledReason != domain.DisabledGone || !strings.Contains(*w.LastError, "410") {
+			t.Fatalf("after 410: %+v", w)
+		}
+		for _, d := range r.deliveries(sub) {
+			if d.Status != domain.DeliveryFailed {
+				t.Fatalf("delivery %+v still %s", d, d.Status)
+			}
+		}
+		r.change(r.acc, "per_3", false)
+		r.advance(window)
+		r.advance(24 * time.Hour)
+		wantRequests(t, rc, 2)
+		if n := len(r.deliveries(sub)); n != 2 {
+			t.Fatalf("%d deliveries queued for a retired subscription", n)
+		}
+	})
+}
+
+func TestAFailureStreakDeactivatesAndReactivationClearsIt(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Always(http.StatusBadRequest)
+		r := start(t, eng, webhooktest.Settings(rc))
+		sub := r.subscribe(r.acc, rc.URL, "person.updated")
+		fail := func(person string, after time.Duration) {
+			r.clock.Advance(after)
+			r.change(r.acc, person, false)
+			r.advance(window)
+		}
+		fail("per_1", 0)
+		fail("per_2", 119*time.Hour)
+		if w := r.webhook(sub); !w.IsActive || w.StreakFailures != 2 {
+			t.Fatalf("a 119 h streak: %+v", w)
+		}
+		fail("per_3", 2*time.Hour)
+		w := r.webhook(sub)
+		if w.IsActive || *w.DisabledReason != domain.DisabledFailures || !strings.Contains(*w.LastError, "400") {
+			t.Fatalf("a 121 h streak of 3 failed deliveries: %+v", w)
+		}
+		fail("per_4", time.Hour)
+		wantRequests(t, rc, 3)
+
+		on := true
+		if _, err := r.st.UpdateWebhook(context.Background(), r.acc, sub.ID, domain.WebhookUpdate{IsActive: &on}, r.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		rc.Always(http.StatusOK)
+		fail("per_5", time.Hour)
+		wantRequests(t, rc, 4)
+		if w := r.webhook(sub); !w.IsActive || w.StreakFailures != 0 || w.LastError != nil || w.DisabledReason != nil {
+			t.Fatalf("after reactivation and a success: %+v", w)
+		}
+	})
+}
+
+func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Respond(func(n int, _ *http.Request) int {
+			if n == 1 {
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusOK
+		})
+		r := start(t, eng, webhooktest.Settings(rc))
+		sub := r.subscribe(r.acc, rc.URL, "person.updated")
+		r.change(r.acc, "per_before", false)
+		r.advance(window) // 503: the delivery stays in flight
+		rotated, rounds, err := r.st.RotateWebhookSecret(context.Background(), r.acc, sub.ID, webhook.NewSecret(), r.clock.Now())
+		if err != nil || len(rounds) != 1 {
+			t.Fatal(rounds, err)
+		}
+		r.change(r.acc, "per_after", false)
+		r.advance(window)
+		reqs := wantRequests(t, rc, 3)
+		verifies := func(req webhooktest.Request, secret string) bool {
+			return webhookverify.Verify(req.Header, req.Body, []string{secret}, r.clock.Now(), webhookverify.Options{}) == nil
+		}
+		for i, req := range reqs {
+			before := strings.Contains(string(req.Body), "per_before")
+			if before != verifies(req, sub.Secret) || before == verifies(req, rotated.Secret) {
+				t.Errorf("request %d (made before the rotation: %v) is signed with the wrong secret", i+1, before)
+			}
+		}
+		if err := webhookverify.Verify(reqs[1].Header, reqs[1].Body, []string{rotated.Secret, sub.Secret}, r.clock.Now(), webhookverify.Options{}); err != nil {
+			t.Fatalf("a receiver holding both secrets refuses the retry: %v", err)
+		}
+	})
+}
+
+// TestConnectTimeRefusalOfARebindingName: the target's name resolves to
+// loopback when the delivery connects; the guard refuses the address it was
+// about to dial and the receiver, listening there, gets nothing.
+func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		s := webhooktest.Settings(rc)
+		s.AllowPrivate = false
+		s.Resolver = fakeResolver{"example.com": {"127.0.0.1"}}
+		r := start(t, eng, s)
+		_, port, _ := strings.Cut(strings.TrimPrefix(rc.Server.URL, "https://"), ":")
+		sub := r.subscribe(r.acc, "https://example.com:"+port+"/hook", "person.updated")
+		r.change(r.acc, "per_1", false)
+		r.advance(window)
+		wantRequests(t, rc, 0)
+		d := r.deliveries(sub)[0]
+		if d.Status != domain.DeliveryPending || d.LastStatusCode != nil || !strings.Contains(*d.LastError, "127.0.0.1 is not public: loopback") {
+			t.Fatalf("%+v / %s", d, *d.LastError)
+		}
+	})
+}
+
+// TestRestartDeliversWhatWasCommitted: an instance stopped inside the window,
+// and one stopped between two attempts; a new instance on the same database
+// delivers, under the same delivery id.
+func TestRestartDeliversWhatWasCommitted(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Respond(func(n int, _ *http.Request) int {
+			if n == 1 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusOK
+		})
+		db := eng.NewDatabase(t)
+		clk := clock.NewFake(t0)
+		first := newRig(t, eng.Open(t, db), clk, webhooktest.Settings(rc))
+		first.acc = first.account()
+		sub := first.subscribe(first.acc, rc.URL, "person.created")
+		first.change(first.acc, "per_1", true)
+		first.advance(window / 2)
+		first.st.Close()
+
+		second := newRig(t, eng.Open(t, db), clk, webhooktest.Settings(rc))
+		second.advance(window / 2)
+		wantRequests(t, rc, 1) // the 500
+		second.st.Close()
+
+		third := newRig(t, eng.Open(t, db), clk, webhooktest.Settings(rc))
+		third.advance(5 * time.Second)
+		reqs := wantRequests(t, rc, 2)
+		if reqs[0].Header.Get("Service-Delivery-Id") != reqs[1].Header.Get("Service-Delivery-Id") {
+			t.Fatal("the retry after the restart has another id")
+		}
+		if d := third.deliveries(sub)[0]; d.Status != domain.DeliverySucceeded || d.Attempts != 2 {
+			t.Fatalf("%+v", d)
+		}
+	})
+}
+
+// TestInstancesShareTheWork: two instances (two stores on one database, two
+// workers) and many changed persons: every burst is delivered once per
+// subscription.
+func TestInstancesShareTheWork(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		db := eng.NewDatabase(t)
+		clk := clock.NewFake(t0)
+		s := webhooktest.Settings(rc)
+		s.Batch = 7
+		a := newRig(t, eng.Open(t, db), clk, s)
+		b := newRig(t, eng.Open(t, db), clk, s)
+		a.acc = a.account()
+		subs := []domain.Webhook{
+			a.subscribe(a.acc, rc.URL, "person.created", "person.updated"),
+			a.subscribe(a.acc, rc.URL, "person.created"),
+		}
+		const persons = 60
+		for i := range persons {
+			a.change(a.acc, fmt.Sprintf("per_%03d", i), true)
+			b.change(a.acc, fmt.Sprintf("per_%03d", i), false)
+		}
+		clk.Advance(window)
+		var wg sync.WaitGroup
+		for _, inst := range []*rig{a, b, a, b} {
+			wg.Go(func() {
+				if err := inst.worker.RunOnce(context.Background()); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		reqs := wantRequests(t, rc, persons*len(subs))
+		seen := map[string]int{}
+		for _, q := range reqs {
+			var body struct {
+				Event string `json:"event"`
+				Data  struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			_ = json.Unmarshal(q.Body, &body)
+			if body.Event != "person.created" {
+				t.Fatalf("event %s", body.Event)
+			}
+			seen[q.Header.Get("Service-Webhook-Id")+" "+body.Data.ID]++
+		}
+		if len(seen) != persons*len(subs) {
+			t.Fatalf("%d distinct (subscription, person) deliveries, want %d", len(seen), persons*len(subs))
+		}
+		for _, sub := range subs {
+			if n := len(a.deliveries(sub)); n != persons {
+				t.Fatalf("subscription %s has %d deliveries, want %d", sub.ID, n, persons)
+			}
+		}
+	})
+}
