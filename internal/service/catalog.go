@@ -27,8 +27,14 @@ const (
 // learns all of them from one 400.
 type Problems struct{ errs []domain.FieldError }
 
-// Add records that the member at pointer is invalid.
+// Add records that the member at pointer is invalid. Only the first problem
+// of a member is kept: "required" says enough about an absent one.
 func (p *Problems) Add(pointer, format string, args ...any) {
+	for _, e := range p.errs {
+		if e.Pointer == pointer {
+			return
+		}
+	}
 	p.errs = append(p.errs, domain.FieldError{Pointer: pointer, Detail: fmt.Sprintf(format, args...)})
 }
 
@@ -46,7 +52,7 @@ func (p *Problems) Err() error {
 
 // Required records a missing member.
 func (p *Problems) Required(pointer string) {
-	p.Add(pointer, "The member %s is required.", pointer)
+	p.Add(pointer, "%s is required.", pointer)
 }
 
 // OneOf checks an enumerated member.
@@ -140,9 +146,7 @@ func NewCustomField(accountID string, in FieldCreate, now time.Time) (domain.Cus
 	if in.FormType != nil {
 		f.FormType = *in.FormType
 	}
-	if len(p.errs) == 0 {
-		CheckCustomField(&p, f)
-	}
+	CheckCustomField(&p, f)
 	return f, p.Err()
 }
 
