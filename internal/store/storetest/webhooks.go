@@ -18,7 +18,7 @@ func init() {
 	register("webhook_deliveries", testWebhookDeliveries)
 }
 
-const window = 5 * time.Minute
+const burstWindow = 5 * time.Minute
 
 func newWebhook(t testing.TB, st store.Store, account string, events ...string) domain.Webhook {
 	t.Helper()
@@ -34,13 +34,6 @@ func newWebhook(t testing.TB, st store.Store, account string, events ...string) 
 		t.Fatalf("create webhook: %v", err)
 	}
 	return w
-}
-
-func wantNotFound(t testing.TB, what string, err error) {
-	t.Helper()
-	if !errors.Is(err, domain.ErrNotFound) {
-		t.Fatalf("%s: %v, want ErrNotFound", what, err)
-	}
 }
 
 func testWebhooks(t *testing.T, newStore NewStore) {
@@ -116,7 +109,7 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 func openBurst(t testing.TB, st store.Store, account string, created bool, at time.Time) string {
 	t.Helper()
 	person := domain.NewID("per")
-	if err := st.TouchBurst(context.Background(), account, person, created, at, window); err != nil {
+	if err := st.TouchBurst(context.Background(), account, person, created, at, burstWindow); err != nil {
 		t.Fatalf("touch burst: %v", err)
 	}
 	return person
@@ -150,15 +143,15 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		p := openBurst(t, st, acc, true, Epoch)
-		if err := st.TouchBurst(ctx, acc, p, false, Epoch.Add(time.Minute), window); err != nil {
+		if err := st.TouchBurst(ctx, acc, p, false, Epoch.Add(time.Minute), burstWindow); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := st.ClaimBursts(ctx, Epoch.Add(window), lease, 10); len(got) != 0 {
-			t.Fatalf("claimed %d bursts before the slid window closed", len(got))
+		if got, _ := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10); len(got) != 0 {
+			t.Fatalf("claimed %d bursts before the slid burstWindow closed", len(got))
 		}
-		got, err := st.ClaimBursts(ctx, Epoch.Add(time.Minute+window), lease, 10)
+		got, err := st.ClaimBursts(ctx, Epoch.Add(time.Minute+burstWindow), lease, 10)
 		if err != nil || len(got) != 1 || got[0].PersonID != p || got[0].Event != "person.created" || got[0].AccountID != acc ||
-			!got[0].DueAt.Equal(Epoch.Add(time.Minute+window)) || got[0].LeaseToken == "" {
+			!got[0].DueAt.Equal(Epoch.Add(time.Minute+burstWindow)) || got[0].LeaseToken == "" {
 			t.Fatalf("claim: %+v, %v", got, err)
 		}
 	})
@@ -167,7 +160,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		openBurst(t, st, acc, false, Epoch)
-		now := Epoch.Add(window)
+		now := Epoch.Add(burstWindow)
 		first, _ := st.ClaimBursts(ctx, now, lease, 10)
 		if len(first) != 1 || first[0].Event != "person.updated" {
 			t.Fatalf("first claim: %+v", first)
@@ -195,20 +188,20 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		acc := NewAccount(t, st)
 		newWebhook(t, st, acc)
 		p := openBurst(t, st, acc, true, Epoch)
-		now := Epoch.Add(window)
+		now := Epoch.Add(burstWindow)
 		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
-		if err := st.TouchBurst(ctx, acc, p, false, now, window); err != nil {
+		if err := st.TouchBurst(ctx, acc, p, false, now, burstWindow); err != nil {
 			t.Fatal(err)
 		}
 		closed, err := st.CloseBurst(ctx, claimed[0], everySubscription(claimed[0], now))
 		if err != nil || closed {
 			t.Fatalf("closed a burst a later change moved: %v, %v", closed, err)
 		}
-		again, _ := st.ClaimBursts(ctx, now.Add(window), lease, 10)
+		again, _ := st.ClaimBursts(ctx, now.Add(burstWindow), lease, 10)
 		if len(again) != 1 || again[0].Event != "person.created" {
 			t.Fatalf("the released burst is not claimable at its new due time: %+v", again)
 		}
-		closed, err = st.CloseBurst(ctx, again[0], everySubscription(again[0], now.Add(window)))
+		closed, err = st.CloseBurst(ctx, again[0], everySubscription(again[0], now.Add(burstWindow)))
 		if err != nil || !closed {
 			t.Fatalf("close: %v, %v", closed, err)
 		}
@@ -232,7 +225,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		}
 		newWebhook(t, st, other)
 		openBurst(t, st, acc, false, Epoch)
-		claimed, _ := st.ClaimBursts(ctx, Epoch.Add(window), lease, 10)
+		claimed, _ := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10)
 		var offered []string
 		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) []domain.Delivery {
 			for _, w := range ws {
@@ -258,7 +251,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		for range 4 {
 			wg.Go(func() {
 				for {
-					got, err := st.ClaimBursts(ctx, Epoch.Add(window), lease, 3)
+					got, err := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 3)
 					if err != nil {
 						t.Error(err)
 						return
@@ -299,7 +292,7 @@ func mustOnlyWebhook(t testing.TB, st store.Store, acc string) domain.Webhook {
 func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time) domain.Delivery {
 	t.Helper()
 	ctx := context.Background()
-	openBurst(t, st, w.AccountID, false, at.Add(-window))
+	openBurst(t, st, w.AccountID, false, at.Add(-burstWindow))
 	claimed, err := st.ClaimBursts(ctx, at, time.Minute, 1)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim burst: %+v, %v", claimed, err)
@@ -316,7 +309,7 @@ func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time)
 	return made
 }
 
-func claimOne(t testing.TB, st store.Store, now time.Time) domain.DeliveryJob {
+func claimOneDelivery(t testing.TB, st store.Store, now time.Time) domain.DeliveryJob {
 	t.Helper()
 	jobs, err := st.ClaimDeliveries(context.Background(), now, time.Minute, 10)
 	if err != nil || len(jobs) != 1 {
@@ -325,7 +318,7 @@ func claimOne(t testing.TB, st store.Store, now time.Time) domain.DeliveryJob {
 	return jobs[0]
 }
 
-func code(n int) *int { return &n }
+func statusCode(n int) *int { return &n }
 
 func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
@@ -339,7 +332,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		if jobs, _ := st.ClaimDeliveries(ctx, Epoch.Add(-time.Millisecond), time.Minute, 10); len(jobs) != 0 {
 			t.Fatal("claimed a delivery before it was due")
 		}
-		job := claimOne(t, st, Epoch)
+		job := claimOneDelivery(t, st, Epoch)
 		if job.ID != d.ID || job.TargetURL != w.TargetURL || job.Secret != w.Secret || string(job.Body) != string(d.Body) {
 			t.Fatalf("job %+v", job)
 		}
@@ -352,7 +345,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 			t.Fatalf("redeliver during an attempt: %v, want a conflict", err)
 		}
 		if err := st.FinishAttempt(ctx, job, store.AttemptResult{
-			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(200), DurationMS: 12},
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: statusCode(200), DurationMS: 12},
 			Status:  domain.DeliverySucceeded,
 		}); err != nil {
 			t.Fatal(err)
@@ -376,7 +369,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		if err != nil || redo.ID != d.ID || redo.Status != domain.DeliveryPending || redo.RoundAttempts() != 0 || redo.Attempts != 1 {
 			t.Fatalf("redeliver: %+v, %v", redo, err)
 		}
-		if job := claimOne(t, st, Epoch.Add(time.Hour)); job.ID != d.ID {
+		if job := claimOneDelivery(t, st, Epoch.Add(time.Hour)); job.ID != d.ID {
 			t.Fatalf("redelivered job %s", job.ID)
 		}
 	})
@@ -400,11 +393,11 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
 		d1 := queueDelivery(t, st, w, Epoch)
-		job := claimOne(t, st, Epoch)
+		job := claimOneDelivery(t, st, Epoch)
 		next := Epoch.Add(5 * time.Second)
 		msg := "HTTP 503 Service Unavailable"
 		if err := st.FinishAttempt(ctx, job, store.AttemptResult{
-			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(503)},
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: statusCode(503)},
 			Status:  domain.DeliveryPending, NextAttemptAt: &next, Error: &msg,
 		}); err != nil {
 			t.Fatal(err)
@@ -422,7 +415,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 			t.Helper()
 			msg := "HTTP 404 Not Found: not retried"
 			if err := st.FinishAttempt(ctx, job, store.AttemptResult{
-				Attempt: domain.DeliveryAttempt{AttemptedAt: at, StatusCode: code(404)}, Status: domain.DeliveryFailed, Error: &msg,
+				Attempt: domain.DeliveryAttempt{AttemptedAt: at, StatusCode: statusCode(404)}, Status: domain.DeliveryFailed, Error: &msg,
 				Deactivate: func(start time.Time, failures int) bool {
 					seen = append(seen, failures)
 					return failures >= 2 && at.Sub(start) >= 48*time.Hour
@@ -431,15 +424,15 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 				t.Fatal(err)
 			}
 		}
-		fail(claimOne(t, st, next), next)
+		fail(claimOneDelivery(t, st, next), next)
 		queueDelivery(t, st, w, Epoch.Add(24*time.Hour))
-		fail(claimOne(t, st, Epoch.Add(24*time.Hour)), Epoch.Add(24*time.Hour))
+		fail(claimOneDelivery(t, st, Epoch.Add(24*time.Hour)), Epoch.Add(24*time.Hour))
 		if hook, _ := st.GetWebhook(ctx, acc, w.ID); !hook.IsActive || hook.StreakFailures != 2 || !hook.StreakStartedAt.Equal(next) {
 			t.Fatalf("a streak shorter than its span deactivated, or was not counted: %+v", hook)
 		}
 		third := queueDelivery(t, st, w, Epoch.Add(49*time.Hour))
 		queueDelivery(t, st, w, Epoch.Add(50*time.Hour))
-		fail(claimOne(t, st, Epoch.Add(49*time.Hour)), Epoch.Add(49*time.Hour))
+		fail(claimOneDelivery(t, st, Epoch.Add(49*time.Hour)), Epoch.Add(49*time.Hour))
 		hook, _ := st.GetWebhook(ctx, acc, w.ID)
 		if hook.IsActive || hook.DisabledReason == nil || *hook.DisabledReason != domain.DisabledFailures || hook.LastError == nil {
 			t.Fatalf("a long streak did not deactivate: %+v", hook)
@@ -470,8 +463,8 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		gone := queueDelivery(t, st, w, Epoch)
 		queued := queueDelivery(t, st, w, Epoch.Add(time.Hour))
 		msg := "HTTP 410 Gone"
-		if err := st.FinishAttempt(ctx, claimOne(t, st, Epoch), store.AttemptResult{
-			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(410)}, Status: domain.DeliveryFailed, Error: &msg, Gone: true,
+		if err := st.FinishAttempt(ctx, claimOneDelivery(t, st, Epoch), store.AttemptResult{
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: statusCode(410)}, Status: domain.DeliveryFailed, Error: &msg, Gone: true,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -491,14 +484,14 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
 		d := queueDelivery(t, st, w, Epoch)
-		job := claimOne(t, st, Epoch)
+		job := claimOneDelivery(t, st, Epoch)
 		off := false
 		if _, err := st.UpdateWebhook(ctx, acc, w.ID, domain.WebhookUpdate{IsActive: &off}, Epoch); err != nil {
 			t.Fatal(err)
 		}
 		next := Epoch.Add(time.Minute)
 		if err := st.FinishAttempt(ctx, job, store.AttemptResult{
-			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: code(500)}, Status: domain.DeliveryPending, NextAttemptAt: &next,
+			Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: statusCode(500)}, Status: domain.DeliveryPending, NextAttemptAt: &next,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -532,7 +525,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		}
 		for _, j := range jobs {
 			if err := st.FinishAttempt(ctx, j, store.AttemptResult{
-				Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch.Add(time.Hour), StatusCode: code(204)}, Status: domain.DeliverySucceeded,
+				Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch.Add(time.Hour), StatusCode: statusCode(204)}, Status: domain.DeliverySucceeded,
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -541,7 +534,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		if _, err := st.Redeliver(ctx, acc, w.ID, old.ID, Epoch.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if job := claimOne(t, st, Epoch.Add(2*time.Hour)); job.Secret != "whsec_second" || job.SecretVersion != 2 {
+		if job := claimOneDelivery(t, st, Epoch.Add(2*time.Hour)); job.Secret != "whsec_second" || job.SecretVersion != 2 {
 			t.Fatalf("redelivery signed with %q (version %d)", job.Secret, job.SecretVersion)
 		}
 		_, rounds, err = st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_third", Epoch.Add(3*time.Hour))
@@ -596,7 +589,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
 		d := queueDelivery(t, st, w, Epoch)
-		job := claimOne(t, st, Epoch)
+		job := claimOneDelivery(t, st, Epoch)
 		if err := st.DeleteWebhook(ctx, acc, w.ID); err != nil {
 			t.Fatal(err)
 		}
