@@ -74,6 +74,9 @@ func getDelivery(ctx context.Context, q querier, accountID, webhookID, id string
 
 // GetDelivery returns a delivery of the subscription with its attempts.
 func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string) (*domain.Delivery, []domain.DeliveryAttempt, error) {
+	if _, err := s.GetWebhook(ctx, accountID, webhookID); err != nil {
+		return nil, nil, err
+	}
 	d, err := getDelivery(ctx, s.reader(), accountID, webhookID, id)
 	if err != nil {
 		return nil, nil, err
