@@ -53,8 +53,13 @@ func (e cmdEnv) serve(args []string) error {
 		return errors.New("serve: --rate-limit, --custom-field-limit, --webhook-window and --webhook-timeout must be positive")
 	}
 	cfg.publicURL = strings.TrimRight(cfg.publicURL, "/")
+	hooks, err := webhookSettings(cfg)
+	if err != nil {
+		return err
+	}
 
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	hooks.Warn(log)
 	st, err := openStore(e.ctx, c.database)
 	if err != nil {
 		return err
@@ -70,6 +75,7 @@ func (e cmdEnv) serve(args []string) error {
 		RateLimit:        cfg.rateLimit,
 		CustomFieldLimit: cfg.customFieldLimit,
 		WebhookWindow:    cfg.webhookWindow,
+		Webhook:          hooks,
 	}, st, clk, limiterFor(st), log)
 
 	ln, err := net.Listen("tcp", cfg.addr)

@@ -50,8 +50,10 @@ type Webhooks interface {
 	// CloseBurst deletes a claimed burst, when it is still due as claimed,
 	// and inserts the deliveries build makes from the account's active
 	// subscriptions, in one transaction. When a later change moved the
-	// burst, it releases the lease instead and reports false.
-	CloseBurst(ctx context.Context, b domain.Burst, build func(active []domain.Webhook) []domain.Delivery) (bool, error)
+	// burst, it releases the lease instead and reports false. An error from
+	// build rolls everything back: the burst stays, and is claimed again
+	// once the lease runs out.
+	CloseBurst(ctx context.Context, b domain.Burst, build DeliveryBuilder) (bool, error)
 	// ClaimDeliveries leases up to limit pending deliveries of active
 	// subscriptions that are due at now.
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
@@ -60,6 +62,10 @@ type Webhooks interface {
 	// worker records nothing.
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r AttemptResult) error
 }
+
+// DeliveryBuilder makes the deliveries of a closing burst from the
+// account's active subscriptions; nil makes none.
+type DeliveryBuilder func(active []domain.Webhook) ([]domain.Delivery, error)
 
 // AttemptResult is the outcome of one attempt, as the delivery policy
 // decided it.

@@ -122,15 +122,15 @@ func ParseSchedule(s string) ([]time.Duration, error) {
 		part = strings.TrimSpace(part)
 		d, err := time.ParseDuration(part)
 		if err != nil {
-			return nil, fmt.Errorf("retry schedule: %q is not a duration such as 5m", part)
+			return nil, fmt.Errorf("%q is not a duration such as 5m", part)
 		}
 		if d < 0 {
-			return nil, fmt.Errorf("retry schedule: %q is negative", part)
+			return nil, fmt.Errorf("%q is negative", part)
 		}
 		out = append(out, d)
 	}
 	if len(out) > maxSchedule {
-		return nil, fmt.Errorf("retry schedule: %d attempts, at most %d", len(out), maxSchedule)
+		return nil, fmt.Errorf("%d attempts; at most %d", len(out), maxSchedule)
 	}
 	return out, nil
 }

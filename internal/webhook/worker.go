@@ -23,7 +23,7 @@ import (
 // windows and retry schedules follow the clock tests drive.
 type Jobs interface {
 	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)
-	CloseBurst(ctx context.Context, b domain.Burst, build func(active []domain.Webhook) []domain.Delivery) (bool, error)
+	CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error)
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error
 }
@@ -112,30 +112,29 @@ func (w *Worker) closeDueBursts(ctx context.Context) error {
 	return nil
 }
 
-// closeBurst renders the person once and makes one delivery per active
-// subscription that lists exactly the burst's event (spec section 6.1).
+// closeBurst makes one delivery per active subscription that lists exactly
+// the burst's event (spec section 6.1), with the person rendered once, and
+// only when some subscription listens.
 func (w *Worker) closeBurst(ctx context.Context, b domain.Burst) error {
 	now := w.clock.Now()
-	data, err := w.render.Render(ctx, b.AccountID, b.PersonID, now)
-	if errors.Is(err, domain.ErrNotFound) {
-		_, err := w.jobs.CloseBurst(ctx, b, nil)
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	var buildErr error
-	_, err = w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) []domain.Delivery {
-		var out []domain.Delivery
+	_, err := w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
+		active = slices.DeleteFunc(active, func(sub domain.Webhook) bool { return !slices.Contains(sub.Events, b.Event) })
+		if len(active) == 0 {
+			return nil, nil
+		}
+		data, err := w.render.Render(ctx, b.AccountID, b.PersonID, now)
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil, nil // nothing left to tell
+		}
+		if err != nil {
+			return nil, err
+		}
+		out := make([]domain.Delivery, 0, len(active))
 		for _, sub := range active {
-			if !slices.Contains(sub.Events, b.Event) {
-				continue
-			}
 			id := NewDeliveryID()
 			body, err := Body(id, b.Event, now, data)
 			if err != nil {
-				buildErr = err
-				return nil
+				return nil, err
 			}
 			first := now.Add(w.s.Jitter(w.s.Schedule[0]))
 			out = append(out, domain.Delivery{
@@ -144,9 +143,9 @@ func (w *Worker) closeBurst(ctx context.Context, b domain.Burst) error {
 				NextAttemptAt: &first, CreatedAt: now,
 			})
 		}
-		return out
+		return out, nil
 	})
-	return errors.Join(buildErr, err)
+	return err
 }
 
 func (w *Worker) attemptDueDeliveries(ctx context.Context) error {

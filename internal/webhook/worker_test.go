@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,17 +33,19 @@ type rig struct {
 	t      *testing.T
 	st     store.Store
 	clock  *clock.Fake
+	render *webhooktest.Renderer
 	worker *webhook.Worker
 	acc    string
 }
 
 func newRig(t *testing.T, st store.Store, clk *clock.Fake, s webhook.Settings) *rig {
 	t.Helper()
-	w, err := webhook.NewWorker(st, &webhooktest.Renderer{}, clk, s, quiet)
+	render := &webhooktest.Renderer{}
+	w, err := webhook.NewWorker(st, render, clk, s, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, st: st, clock: clk, worker: w}
+	return &rig{t: t, st: st, clock: clk, render: render, worker: w}
 }
 
 func start(t *testing.T, eng testenv.Engine, s webhook.Settings) *rig {
@@ -558,6 +561,35 @@ func TestInstancesShareTheWork(t *testing.T) {
 			if n := len(a.deliveries(sub)); n != persons {
 				t.Fatalf("subscription %s has %d deliveries, want %d", sub.ID, n, persons)
 			}
+		}
+	})
+}
+
+// TestRenderingOnlyForListenersAndRetriedAfterAFailure: a burst nobody
+// listens to closes without rendering the person; a render that fails leaves
+// the burst in the outbox, and it is delivered once its lease has run out.
+func TestRenderingOnlyForListenersAndRetriedAfterAFailure(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		r := start(t, eng, webhooktest.Settings(rc))
+		r.subscribe(r.acc, rc.URL, "person.updated")
+		r.change(r.acc, "per_created", true)
+		r.change(r.account(), "per_elsewhere", false)
+		r.advance(window)
+		if n := r.render.Renders("per_created") + r.render.Renders("per_elsewhere"); n != 0 {
+			t.Fatalf("%d renders for bursts nobody listens to", n)
+		}
+
+		r.render.Fail(errors.New("database unavailable"))
+		r.change(r.acc, "per_1", false)
+		r.advance(window)
+		wantRequests(t, rc, 0)
+		r.render.Fail(nil)
+		r.advance(59 * time.Second)
+		wantRequests(t, rc, 0) // still leased
+		r.advance(time.Second)
+		if b := decode(t, wantRequests(t, rc, 1)[0]); !strings.Contains(string(b.Data), "per_1") {
+			t.Fatalf("delivered %s", b.Data)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // The outbox: one bursts row per person with changes not yet delivered. A
@@ -63,7 +64,7 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 
 // CloseBurst turns a claimed burst into deliveries, or hands it back when a
 // change moved its due time after the claim.
-func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build func(active []domain.Webhook) []domain.Delivery) (bool, error) {
+func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error) {
 	closed := false
 	err := s.inTx(ctx, func(q querier) error {
 		res, err := q.exec(ctx, `DELETE FROM bursts WHERE person_id = ? AND due_at = ? AND lease_token = ?`,
@@ -100,14 +101,21 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build func(activ
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, d := range build(active) {
+		deliveries, err := build(active)
+		if err != nil {
+			return err
+		}
+		for _, d := range deliveries {
 			if err := insertDelivery(ctx, q, d); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	return closed, err
+	if err != nil {
+		return false, err
+	}
+	return closed, nil
 }
 
 func insertDelivery(ctx context.Context, q querier, d domain.Delivery) error {

@@ -117,8 +117,8 @@ func openBurst(t testing.TB, st store.Store, account string, created bool, at ti
 
 // everySubscription is a CloseBurst builder: one delivery per active
 // subscription listing the event, due at `at`.
-func everySubscription(b domain.Burst, at time.Time) func([]domain.Webhook) []domain.Delivery {
-	return func(active []domain.Webhook) []domain.Delivery {
+func everySubscription(b domain.Burst, at time.Time) store.DeliveryBuilder {
+	return func(active []domain.Webhook) ([]domain.Delivery, error) {
 		var out []domain.Delivery
 		for _, w := range active {
 			if !slices.Contains(w.Events, b.Event) {
@@ -131,7 +131,7 @@ func everySubscription(b domain.Burst, at time.Time) func([]domain.Webhook) []do
 				NextAttemptAt: &due, CreatedAt: at,
 			})
 		}
-		return out
+		return out, nil
 	}
 }
 
@@ -214,6 +214,29 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("a failing builder rolls the close back", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		openBurst(t, st, acc, false, Epoch)
+		now := Epoch.Add(burstWindow)
+		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
+		build := everySubscription(claimed[0], now)
+		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
+			ds, _ := build(ws)
+			return ds, errors.New("render failed")
+		})
+		if err == nil || closed {
+			t.Fatalf("close with a failing builder: %v, %v", closed, err)
+		}
+		if ds, n, _ := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 10}); n != 0 {
+			t.Fatalf("deliveries survived the rollback: %+v", ds)
+		}
+		if again, _ := st.ClaimBursts(ctx, now.Add(lease), lease, 10); len(again) != 1 {
+			t.Fatal("the burst is not claimable again after its lease")
+		}
+	})
+
 	t.Run("closing offers only the account's active subscriptions", func(t *testing.T) {
 		st := newStore(t)
 		acc, other := NewAccount(t, st), NewAccount(t, st)
@@ -227,11 +250,11 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		openBurst(t, st, acc, false, Epoch)
 		claimed, _ := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10)
 		var offered []string
-		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) []domain.Delivery {
+		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
 			for _, w := range ws {
 				offered = append(offered, w.ID)
 			}
-			return nil
+			return nil, nil
 		})
 		if err != nil || !closed || !slices.Equal(offered, []string{active.ID}) {
 			t.Fatalf("offered %v (closed %v, %v), want only %s", offered, closed, err, active.ID)
@@ -299,10 +322,10 @@ func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time)
 	}
 	var made domain.Delivery
 	build := everySubscription(claimed[0], at)
-	if _, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) []domain.Delivery {
-		ds := build(slices.DeleteFunc(ws, func(x domain.Webhook) bool { return x.ID != w.ID }))
+	if _, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
+		ds, err := build(slices.DeleteFunc(ws, func(x domain.Webhook) bool { return x.ID != w.ID }))
 		made = ds[0]
-		return ds
+		return ds, err
 	}); err != nil {
 		t.Fatal(err)
 	}

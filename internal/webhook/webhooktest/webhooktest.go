@@ -4,7 +4,6 @@ package webhooktest
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -96,24 +95,35 @@ func Settings(receivers ...*Receiver) webhook.Settings {
 	return s
 }
 
-// Trust adds a receiver's certificate to settings.
-func Trust(s webhook.Settings, rc *Receiver) webhook.Settings {
-	s.ExtraCAs = append([]*x509.Certificate(nil), s.ExtraCAs...)
-	s.ExtraCAs = append(s.ExtraCAs, rc.Server.Certificate())
-	return s
-}
-
 // Renderer stands in for the person view: data is {"id": <person id>,
 // "rendered_at": <now>, "version": <n>} where n counts renders of that person.
 type Renderer struct {
 	mu      sync.Mutex
 	renders map[string]int
+	err     error
+}
+
+// Fail makes every later render fail with err (nil: succeed again).
+func (r *Renderer) Fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
+}
+
+// Renders counts the renders of a person.
+func (r *Renderer) Renders(personID string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.renders[personID]
 }
 
 // Render renders the stand-in view.
 func (r *Renderer) Render(_ context.Context, _ string, personID string, now time.Time) (json.RawMessage, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.err != nil {
+		return nil, r.err
+	}
 	if r.renders == nil {
 		r.renders = map[string]int{}
 	}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/webhook"
+)
+
+// webhookSettings turns the server flags into webhook settings, refusing
+// bad values at start rather than at the first delivery.
+func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
+	schedule, err := webhook.ParseSchedule(cfg.webhookSchedule)
+	if err != nil {
+		return webhook.Settings{}, fmt.Errorf("serve: --webhook-retry-schedule: %w", err)
+	}
+	if cfg.webhookDisable <= 0 {
+		return webhook.Settings{}, errors.New("serve: --webhook-disable-after must be positive")
+	}
+	s := webhook.Settings{
+		Schedule:     schedule,
+		Timeout:      cfg.webhookTimeout,
+		DisableAfter: cfg.webhookDisable,
+		AllowPrivate: cfg.webhookAllowPriv,
+		CAFile:       cfg.webhookCAFile,
+	}
+	if _, err := webhook.NewClient(s); err != nil {
+		return webhook.Settings{}, fmt.Errorf("serve: --webhook-ca-file: %w", err)
+	}
+	return s, nil
+}
+
+// startWebhooks runs the webhook worker of this instance until the returned
+// stop is called. stop lets attempts in flight finish and record their
+// outcome, waiting at most grace.
+func startWebhooks(st store.Store, r webhook.Renderer, clk clock.Clock, s webhook.Settings, log *slog.Logger) (stop func(grace time.Duration), err error) {
+	w, err := webhook.NewWorker(st, r, clk, s, log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	return func(grace time.Duration) {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(grace):
+			log.Warn("webhook attempts still in flight at shutdown; their leases expire and another instance retries them")
+		}
+	}, nil
+}
