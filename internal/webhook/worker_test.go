@@ -30,7 +30,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // rig is one instance: a store, a worker and the clock they share.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	st     store.Store
 	clock  *clock.Fake
 	render *webhooktest.Renderer
@@ -38,7 +38,7 @@ type rig struct {
 	acc    string
 }
 
-func newRig(t *testing.T, st store.Store, clk *clock.Fake, s webhook.Settings) *rig {
+func newRig(t testing.TB, st store.Store, clk *clock.Fake, s webhook.Settings) *rig {
 	t.Helper()
 	render := &webhooktest.Renderer{}
 	w, err := webhook.NewWorker(st, render, clk, s, quiet)

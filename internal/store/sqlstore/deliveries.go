@@ -245,7 +245,7 @@ func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r st
 	switch {
 	case r.Status == domain.DeliverySucceeded:
 		_, err := q.exec(ctx, `UPDATE webhooks SET streak_started_at = NULL, streak_failures = 0, last_error = NULL
-			WHERE id = ?`, job.WebhookID)
+			WHERE id = ? AND (streak_failures <> 0 OR last_error IS NOT NULL)`, job.WebhookID)
 		return err
 	case r.Gone:
 		if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = ?, disabled_reason = ?, last_error = ?, updated_at = ?

@@ -1,0 +1,42 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/testenv"
+	"github.com/pds-dev/pds/internal/webhook/webhooktest"
+)
+
+// BenchmarkBurstToDelivery: per person changed, closing its burst and
+// delivering it, signed, to a local HTTPS receiver (connections reused),
+// with every row written on the engine.
+func BenchmarkBurstToDelivery(b *testing.B) {
+	for _, eng := range testenv.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			rc := webhooktest.NewReceiver(b)
+			st := eng.NewStore(b)
+			clk := clock.NewFake(t0)
+			r := newRig(b, st, clk, webhooktest.Settings(rc))
+			r.acc = r.account()
+			r.subscribe(r.acc, rc.URL, "person.updated")
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := st.TouchBurst(ctx, r.acc, fmt.Sprintf("per_%d", i), false, clk.Now(), window); err != nil {
+					b.Fatal(err)
+				}
+			}
+			clk.Advance(window)
+			if err := r.worker.RunOnce(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if n := len(rc.Requests()); n != b.N {
+				b.Fatalf("%d deliveries for %d bursts", n, b.N)
+			}
+		})
+	}
+}
