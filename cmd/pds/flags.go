@@ -39,7 +39,42 @@ func parse(fs *flag.FlagSet, args []string) error {
 	if envErr != nil {
 		return envErr
 	}
-	return fs.Parse(args)
+	return fs.Parse(flagsFirst(fs, args))
+}
+
+// flagsFirst moves flags ahead of positional arguments, so that
+// "pds keys revoke KEY_ID --json" reads like "pds keys revoke --json KEY_ID";
+// the flag package alone stops at the first positional argument.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // the flag package reports it
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(append(flags, "--"), positional...)
 }
 
 // printJSON writes v as one JSON object.

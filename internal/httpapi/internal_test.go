@@ -32,8 +32,12 @@ type testServer struct {
 }
 
 func newTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim ratelimit.Limiter) *testServer {
+	return newLoggingTestServer(t, st, clk, lim, io.Discard)
+}
+
+func newLoggingTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim ratelimit.Limiter, logTo io.Writer) *testServer {
 	t.Helper()
-	s := New(Config{PublicURL: "https://pds.test"}, st, clk, lim, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(Config{PublicURL: "https://pds.test"}, st, clk, lim, slog.New(slog.NewJSONHandler(logTo, nil)))
 	s.handle("POST /test/echo", domain.ScopeTagsWrite, func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Name  string   `json:"name"`
@@ -64,7 +68,9 @@ func newTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim ratelimit.
 	return ts
 }
 
-func mintKey(t *testing.T, st store.Store, now time.Time, limit *int) string {
+func mintKeyB(b testing.TB, st store.Store) string { return mintKey(b, st, start, nil) }
+
+func mintKey(t testing.TB, st store.Store, now time.Time, limit *int) string {
 	t.Helper()
 	acc := domain.NewID("acc")
 	if err := st.CreateAccount(context.Background(), domain.Account{ID: acc, Name: "t", CreatedAt: now}); err != nil {
@@ -278,5 +284,27 @@ func TestPageBounds(t *testing.T) {
 	_ = json.Unmarshal([]byte(r.body), &p)
 	if p.Page != 1 || p.Size != 25 || p.Items == nil {
 		t.Fatalf("defaults: %s", r.body)
+	}
+}
+
+// TestRequestLog: one structured line per request with the request id,
+// method, route, status and duration, naming the key by id, never by secret.
+func TestRequestLog(t *testing.T) {
+	st := testenv.SQLite.NewStore(t)
+	key := mintKey(t, st, start, nil)
+	var logs testenv.Buffer
+	s := newLoggingTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory(), &logs)
+	r := call(t, s.url, "GET", "/test/page?size=2", key, "", "")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(logs.String())), &line); err != nil {
+		t.Fatalf("log is not one JSON line: %q", logs.String())
+	}
+	if line["request_id"] != r.header.Get("X-Request-Id") || line["method"] != "GET" ||
+		line["route"] != "GET /test/page" || line["status"] != float64(200) || line["duration_ms"] == nil ||
+		!strings.HasPrefix(line["key_id"].(string), "key_") {
+		t.Fatalf("log line %v", line)
+	}
+	if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), key[13:]) {
+		t.Fatal("the request log contains the key")
 	}
 }
