@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// BreadcrumbIDPrefix starts every breadcrumb id, random or derived.
+const BreadcrumbIDPrefix = "bc"
+
 // BreadcrumbFlavors is every accepted flavor (spec section 2.7), in the
 // order the spec lists them.
 var BreadcrumbFlavors = []string{
@@ -86,5 +89,5 @@ const MaxIdempotencyKey = 255
 // same record; another account's identical key gives another id.
 func BreadcrumbID(accountID, key string) string {
 	sum := sha256.Sum256([]byte(accountID + "\x00" + key))
-	return "bc_" + hex.EncodeToString(sum[:12])
+	return BreadcrumbIDPrefix + "_" + hex.EncodeToString(sum[:12])
 }

@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 )
 
+// PersonIDPrefix starts every person id (domain.NewID).
+const PersonIDPrefix = "per"
+
 // Values of Person.UpsertResult: what the last write did to the person.
 const (
 	UpsertCreated   = "created"

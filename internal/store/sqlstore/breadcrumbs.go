@@ -35,7 +35,7 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 			OccurredAt: in.OccurredAt, CreatedAt: w.Now,
 		}
 		if b.ID == "" {
-			b.ID = domain.NewID("bc")
+			b.ID = domain.NewID(domain.BreadcrumbIDPrefix)
 		} else {
 			// A replay overwrites the record but keeps when it was first made.
 			var created int64
@@ -92,7 +92,7 @@ func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domai
 	if id := holders.match(ids); id != "" {
 		return id, seenOnly, nil
 	}
-	id := domain.NewID("per")
+	id := domain.NewID(domain.PersonIDPrefix)
 	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{identifiers: ids}, w)
 }
 

@@ -28,7 +28,7 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 		}
 		match := holders.match(ids)
 		if match == "" {
-			id := domain.NewID("per")
+			id := domain.NewID(domain.PersonIDPrefix)
 			attrs := attributes{identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 			if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
 				return "", 0, err
