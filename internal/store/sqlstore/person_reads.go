@@ -101,10 +101,12 @@ func attachDetails(ctx context.Context, q querier, accountID string, ps []domain
 	}
 	rows.Close()
 
+	// CROSS JOIN keeps SQLite driving from the page's ids through the
+	// primary key instead of probing values per field of the account.
 	rows, err = q.query(ctx, `SELECT v.person_id, f.key, v.value FROM person_field_values v
-		JOIN custom_fields f ON f.id = v.field_id AND f.account_id = v.account_id
-			AND f.collection = 'Person' AND f.archived_at IS NULL
-		WHERE v.account_id = ? AND v.person_id IN (`+in+`)`, append([]any{accountID}, idArgs...)...)
+		CROSS JOIN custom_fields f
+		WHERE f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL
+			AND v.account_id = ? AND v.person_id IN (`+in+`)`, append([]any{accountID}, idArgs...)...)
 	if err != nil {
 		return err
 	}
