@@ -2,6 +2,17 @@ package domain
 
 import "time"
 
+// Id prefixes of the catalogue's resources (domain.NewID).
+const (
+	TagIDPrefix         = "tag"
+	CustomFieldIDPrefix = "cf"
+	CampaignIDPrefix    = "cmp"
+	ProjectIDPrefix     = "prj"
+)
+
+// DefaultFormType is a custom field's form_type when none is given.
+const DefaultFormType = "text"
+
 // Tag contexts (spec section 2.3).
 var TagContexts = []string{"event", "account", "person_segment", "partner", "breadcrumb", "person"}
 

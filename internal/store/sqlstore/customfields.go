@@ -1,0 +1,204 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+const fieldColumns = `id, account_id, collection, data_type, key, label, description, form_type, is_default, is_read_only, created_at, archived_at`
+
+func scanField(sc scanner) (domain.CustomField, error) {
+	var f domain.CustomField
+	var label, description sql.NullString
+	var created int64
+	var archived sql.NullInt64
+	if err := sc.Scan(&f.ID, &f.AccountID, &f.Collection, &f.DataType, &f.Key, &label, &description, &f.FormType,
+		&f.IsDefault, &f.IsReadOnly, &created, &archived); err != nil {
+		return f, err
+	}
+	f.Label, f.Description = strPtr(label), strPtr(description)
+	f.DateCreated = domain.T(domain.FromMillis(created))
+	f.ArchivedAt = timePtr(archived)
+	return f, nil
+}
+
+// CreateCustomField inserts a field (with a new id when it has none) under
+// the account lock, so that two concurrent creations cannot both pass the limit.
+func (s *Store) CreateCustomField(ctx context.Context, f domain.CustomField, limit int) (domain.CustomField, error) {
+	if f.ID == "" {
+		f.ID = domain.NewID(domain.CustomFieldIDPrefix)
+	}
+	if f.FormType == "" {
+		f.FormType = domain.DefaultFormType
+	}
+	err := s.inTx(ctx, func(q querier) error {
+		if err := s.lockAccount(ctx, q, f.AccountID); err != nil {
+			return err
+		}
+		taken, err := keyHolder(ctx, q, f.AccountID, f.Collection, f.Key, f.ID)
+		if err != nil {
+			return err
+		}
+		if taken != nil {
+			return taken
+		}
+		var live int
+		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM custom_fields WHERE account_id = ? AND archived_at IS NULL`,
+			f.AccountID).Scan(&live); err != nil {
+			return err
+		}
+		if live >= limit {
+			return &domain.LimitError{Limit: limit, Current: live, Detail: fmt.Sprintf(
+				"This account holds %d live custom fields and the limit is %d; archive a field before creating another.", live, limit)}
+		}
+		return insertField(ctx, q, f)
+	})
+	if err != nil {
+		return domain.CustomField{}, err
+	}
+	f.DateCreated, f.ArchivedAt = domain.T(domain.FromMillis(f.DateCreated.UnixMilli())), nil
+	return f, nil
+}
+
+func insertField(ctx context.Context, q querier, f domain.CustomField) error {
+	_, err := q.exec(ctx, `INSERT INTO custom_fields
+		(id, account_id, collection, data_type, key, label, description, form_type, is_default, is_read_only, archived_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+		f.ID, f.AccountID, f.Collection, f.DataType, f.Key, nullStr(f.Label), nullStr(f.Description), f.FormType,
+		f.IsDefault, f.IsReadOnly, f.DateCreated.UnixMilli())
+	return err
+}
+
+// keyHolder returns the conflict naming the field other than selfID, live or
+// archived, that holds (collection, key), or nil when the key is free.
+func keyHolder(ctx context.Context, q querier, accountID, collection, key, selfID string) (*domain.ConflictError, error) {
+	var holder string
+	var archived sql.NullInt64
+	err := q.queryRow(ctx, `SELECT id, archived_at FROM custom_fields WHERE account_id = ? AND collection = ? AND key = ? AND id <> ?`,
+		accountID, collection, key, selfID).Scan(&holder, &archived)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	detail := fmt.Sprintf("The custom field %s already uses the key %q in collection %s.", holder, key, collection)
+	if archived.Valid {
+		detail = fmt.Sprintf("The archived custom field %s keeps the key %q in collection %s reserved; choose another key.",
+			holder, key, collection)
+	}
+	return &domain.ConflictError{ExistingID: holder, Detail: detail}, nil
+}
+
+// GetCustomField returns a live field of the account.
+func (s *Store) GetCustomField(ctx context.Context, accountID, id string) (*domain.CustomField, error) {
+	return getLiveField(ctx, s.reader(), accountID, id)
+}
+
+func getLiveField(ctx context.Context, q querier, accountID, id string) (*domain.CustomField, error) {
+	f, err := scanField(q.queryRow(ctx, `SELECT `+fieldColumns+` FROM custom_fields WHERE account_id = ? AND id = ? AND archived_at IS NULL`,
+		accountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("custom field", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// ListCustomFields pages the account's live fields, oldest first.
+func (s *Store) ListCustomFields(ctx context.Context, accountID string, collection *string, p domain.PageRequest) ([]domain.CustomField, int, error) {
+	where, args := `custom_fields WHERE account_id = ? AND archived_at IS NULL`, []any{accountID}
+	if collection != nil {
+		where, args = where+` AND collection = ?`, append(args, *collection)
+	}
+	return listPage(ctx, s.reader(), fieldColumns, where, `created_at, id`, args, p, scanField)
+}
+
+// writableField loads a live field that the API may change.
+func writableField(ctx context.Context, q querier, accountID, id string) (*domain.CustomField, error) {
+	f, err := getLiveField(ctx, q, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	if f.IsReadOnly {
+		return nil, &domain.ForbiddenError{Detail: fmt.Sprintf(
+			"The custom field %s is read-only: an integration manages it, and only pds import changes it.", id)}
+	}
+	return f, nil
+}
+
+// UpdateCustomField changes display attributes. A null label or description
+// clears it; a null form_type restores the default, text.
+func (s *Store) UpdateCustomField(ctx context.Context, accountID, id string, patch domain.CustomFieldPatch) (*domain.CustomField, error) {
+	var out *domain.CustomField
+	err := s.inTx(ctx, func(q querier) error {
+		f, err := writableField(ctx, q, accountID, id)
+		if err != nil {
+			return err
+		}
+		if patch.Label.Set {
+			f.Label = patch.Label.Ptr()
+		}
+		if patch.Description.Set {
+			f.Description = patch.Description.Ptr()
+		}
+		if patch.FormType.Set {
+			f.FormType = domain.DefaultFormType
+			if v := patch.FormType.Ptr(); v != nil {
+				f.FormType = *v
+			}
+		}
+		if _, err := q.exec(ctx, `UPDATE custom_fields SET label = ?, description = ?, form_type = ? WHERE account_id = ? AND id = ?`,
+			nullStr(f.Label), nullStr(f.Description), f.FormType, accountID, id); err != nil {
+			return err
+		}
+		out = f
+		return nil
+	})
+	return out, err
+}
+
+// ArchiveCustomField hides a live field; its stored values and its key stay.
+func (s *Store) ArchiveCustomField(ctx context.Context, accountID, id string, at time.Time) error {
+	return s.inTx(ctx, func(q querier) error {
+		if _, err := writableField(ctx, q, accountID, id); err != nil {
+			return err
+		}
+		_, err := q.exec(ctx, `UPDATE custom_fields SET archived_at = ? WHERE account_id = ? AND id = ?`, at.UnixMilli(), accountID, id)
+		return err
+	})
+}
+
+// ImportCustomFields upserts fields by id under the account lock.
+func (s *Store) ImportCustomFields(ctx context.Context, accountID string, fields []domain.CustomField) error {
+	record := func(i int) (string, time.Time) { return fields[i].ID, fields[i].DateCreated.Time }
+	return s.importAll(ctx, "custom_fields", domain.CustomFieldIDPrefix, accountID, len(fields), record, func(q querier, i int, t importTarget) error {
+		f := fields[i]
+		f.ID, f.AccountID, f.DateCreated = t.id, accountID, domain.T(t.created)
+		taken, err := keyHolder(ctx, q, accountID, f.Collection, f.Key, f.ID)
+		if err != nil {
+			return err
+		}
+		if taken != nil {
+			return taken
+		}
+		if !t.exists {
+			return insertField(ctx, q, f)
+		}
+		_, err = q.exec(ctx, `UPDATE custom_fields SET collection = ?, data_type = ?, key = ?, label = ?, description = ?,
+			form_type = ?, is_default = ?, is_read_only = ?, created_at = ? WHERE account_id = ? AND id = ?`,
+			f.Collection, f.DataType, f.Key, nullStr(f.Label), nullStr(f.Description), f.FormType, f.IsDefault, f.IsReadOnly,
+			f.DateCreated.UnixMilli(), accountID, f.ID)
+		return err
+	})
+}
+
+var _ store.Catalog = (*Store)(nil)

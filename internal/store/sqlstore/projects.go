@@ -1,0 +1,69 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+const projectColumns = `id, account_id, name, location, registration_url, site_url, created_at, start_at, end_at`
+
+func scanProject(sc scanner) (domain.Project, error) {
+	var p domain.Project
+	var location, registration, site sql.NullString
+	var created int64
+	var start, end sql.NullInt64
+	if err := sc.Scan(&p.ID, &p.AccountID, &p.Name, &location, &registration, &site, &created, &start, &end); err != nil {
+		return p, err
+	}
+	p.Location, p.RegistrationURL, p.SiteURL = strPtr(location), strPtr(registration), strPtr(site)
+	p.DateCreated = domain.T(domain.FromMillis(created))
+	p.DateStart, p.DateEnd = domain.TP(timePtr(start)), domain.TP(timePtr(end))
+	return p, nil
+}
+
+// GetProject returns a project of the account.
+func (s *Store) GetProject(ctx context.Context, accountID, id string) (*domain.Project, error) {
+	p, err := scanProject(s.reader().queryRow(ctx, `SELECT `+projectColumns+` FROM projects WHERE account_id = ? AND id = ?`, accountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("project", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ListProjects pages the account's projects, oldest first.
+func (s *Store) ListProjects(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Project, int, error) {
+	return listPage(ctx, s.reader(), projectColumns, `projects WHERE account_id = ?`, `created_at, id`, []any{accountID}, p, scanProject)
+}
+
+// ImportProjects upserts projects by id, all or none.
+func (s *Store) ImportProjects(ctx context.Context, accountID string, projects []domain.Project) error {
+	record := func(i int) (string, time.Time) { return projects[i].ID, projects[i].DateCreated.Time }
+	return s.importAll(ctx, "projects", domain.ProjectIDPrefix, accountID, len(projects), record, func(q querier, i int, t importTarget) error {
+		p := projects[i]
+		args := []any{p.Name, nullStr(p.Location), nullStr(p.RegistrationURL), nullStr(p.SiteURL),
+			t.created.UnixMilli(), nullTime(p.DateStart), nullTime(p.DateEnd), accountID, t.id}
+		query := `INSERT INTO projects (name, location, registration_url, site_url, created_at, start_at, end_at, account_id, id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		if t.exists {
+			query = `UPDATE projects SET name = ?, location = ?, registration_url = ?, site_url = ?, created_at = ?,
+				start_at = ?, end_at = ? WHERE account_id = ? AND id = ?`
+		}
+		_, err := q.exec(ctx, query, args...)
+		return err
+	})
+}
+
+// nullTime turns an optional response time into a nullable unix-millisecond value.
+func nullTime(t *domain.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}

@@ -1,0 +1,184 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+const tagColumns = `id, account_id, name, context, created_at, archived_at`
+
+func scanTag(sc scanner) (domain.Tag, error) {
+	var t domain.Tag
+	var created int64
+	var archived sql.NullInt64
+	if err := sc.Scan(&t.ID, &t.AccountID, &t.Name, &t.Context, &created, &archived); err != nil {
+		return t, err
+	}
+	t.DateCreated = domain.T(domain.FromMillis(created))
+	t.ArchivedAt = timePtr(archived)
+	return t, nil
+}
+
+// CreateTag inserts t (with a new id when it has none). The insert yields to the unique (name, context) index
+// instead of failing, so a collision is settled in the same transaction: an
+// archived holder is revived, a live one is a conflict.
+func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, error) {
+	if t.ID == "" {
+		t.ID = domain.NewID(domain.TagIDPrefix)
+	}
+	var out domain.Tag
+	revived := false
+	err := s.inTx(ctx, func(q querier) error {
+		created := t.DateCreated.UnixMilli()
+		res, err := q.exec(ctx, `INSERT INTO tags (id, account_id, name, context, archived_at, created_at)
+			VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT (account_id, context, name) DO NOTHING`,
+			t.ID, t.AccountID, t.Name, t.Context, created)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 1 {
+			out = t
+			out.DateCreated, out.ArchivedAt = domain.T(domain.FromMillis(created)), nil
+			return nil
+		}
+		holder, err := scanTag(q.queryRow(ctx, `SELECT `+tagColumns+` FROM tags WHERE account_id = ? AND context = ? AND name = ?`,
+			t.AccountID, t.Context, t.Name))
+		if err != nil {
+			return err
+		}
+		// Only an archived holder is revived; if another request revived it
+		// first, this one finds it live and reports the conflict.
+		res, err = q.exec(ctx, `UPDATE tags SET archived_at = NULL WHERE account_id = ? AND id = ? AND archived_at IS NOT NULL`,
+			t.AccountID, holder.ID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return tagConflict(holder.ID, t.Name, t.Context, false)
+		}
+		holder.ArchivedAt = nil
+		out, revived = holder, true
+		return nil
+	})
+	return out, revived, err
+}
+
+func tagConflict(existingID, name, tagContext string, archived bool) *domain.ConflictError {
+	if archived {
+		return &domain.ConflictError{ExistingID: existingID, Detail: fmt.Sprintf(
+			"The archived tag %s holds the name %q in context %q; create that tag (POST /tags) to revive it, or choose another name.",
+			existingID, name, tagContext)}
+	}
+	return &domain.ConflictError{ExistingID: existingID, Detail: fmt.Sprintf(
+		"The tag %s already has the name %q in context %q.", existingID, name, tagContext)}
+}
+
+// GetTag returns a live tag of the account.
+func (s *Store) GetTag(ctx context.Context, accountID, id string) (*domain.Tag, error) {
+	return getLiveTag(ctx, s.reader(), accountID, id)
+}
+
+func getLiveTag(ctx context.Context, q querier, accountID, id string) (*domain.Tag, error) {
+	t, err := scanTag(q.queryRow(ctx, `SELECT `+tagColumns+` FROM tags WHERE account_id = ? AND id = ? AND archived_at IS NULL`,
+		accountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("tag", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// ListTags pages the account's live tags, oldest first.
+func (s *Store) ListTags(ctx context.Context, accountID string, tagContext *string, p domain.PageRequest) ([]domain.Tag, int, error) {
+	where, args := `tags WHERE account_id = ? AND archived_at IS NULL`, []any{accountID}
+	if tagContext != nil {
+		where, args = where+` AND context = ?`, append(args, *tagContext)
+	}
+	return listPage(ctx, s.reader(), tagColumns, where, `created_at, id`, args, p, scanTag)
+}
+
+// UpdateTag renames or moves a live tag. A null member leaves its value as
+// it is: a tag always has a name and a context.
+func (s *Store) UpdateTag(ctx context.Context, accountID, id string, patch domain.TagPatch) (*domain.Tag, error) {
+	var out, next *domain.Tag
+	err := s.inTx(ctx, func(q querier) error {
+		cur, err := getLiveTag(ctx, q, accountID, id)
+		if err != nil {
+			return err
+		}
+		moved := *cur
+		next = &moved
+		if v := patch.Name.Ptr(); v != nil {
+			next.Name = *v
+		}
+		if v := patch.Context.Ptr(); v != nil {
+			next.Context = *v
+		}
+		if next.Name == cur.Name && next.Context == cur.Context {
+			out = cur
+			return nil
+		}
+		taken, err := pairHolder(ctx, q, accountID, next.Name, next.Context)
+		if err != nil {
+			return err
+		}
+		if taken != nil {
+			return taken
+		}
+		if _, err := q.exec(ctx, `UPDATE tags SET name = ?, context = ? WHERE account_id = ? AND id = ?`,
+			next.Name, next.Context, accountID, id); err != nil {
+			return err
+		}
+		out = next
+		return nil
+	})
+	if err != nil && s.isUnique(err) && next != nil {
+		// Another request took the pair between the check and the update.
+		if c, lookErr := pairHolder(ctx, s.reader(), accountID, next.Name, next.Context); lookErr == nil && c != nil {
+			return nil, c
+		}
+	}
+	return out, err
+}
+
+// pairHolder returns the conflict naming the tag, live or archived, that holds
+// (name, context), or nil when the pair is free.
+func pairHolder(ctx context.Context, q querier, accountID, name, tagContext string) (*domain.ConflictError, error) {
+	var holder string
+	var archived sql.NullInt64
+	err := q.queryRow(ctx, `SELECT id, archived_at FROM tags WHERE account_id = ? AND context = ? AND name = ?`,
+		accountID, tagContext, name).Scan(&holder, &archived)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tagConflict(holder, name, tagContext, archived.Valid), nil
+}
+
+// ArchiveTag hides a live tag; its links to persons stay.
+func (s *Store) ArchiveTag(ctx context.Context, accountID, id string, at time.Time) error {
+	res, err := s.writer().exec(ctx, `UPDATE tags SET archived_at = ? WHERE account_id = ? AND id = ? AND archived_at IS NULL`,
+		at.UnixMilli(), accountID, id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return domain.NotFound("tag", id)
+	}
+	return nil
+}
