@@ -29,11 +29,11 @@ func (c *personCase) campaignAndProject() (campaignID, projectID string) {
 	c.t.Helper()
 	ctx := context.Background()
 	projectID, campaignID = domain.NewID("prj"), domain.NewID("cmp")
-	if err := c.st.ImportProjects(ctx, c.acc, []domain.Project{{ID: projectID, Name: "Summit", DateCreated: domain.T(c.now)}}); err != nil {
+	if err := c.st.ImportProjects(ctx, c.acc, []domain.Project{{ID: projectID, Name: "Summit", DateCreated: domain.T(c.now())}}); err != nil {
 		c.t.Fatal(err)
 	}
 	if err := c.st.ImportCampaigns(ctx, c.acc, []domain.Campaign{{ID: campaignID, Name: "Spring", ProjectID: &projectID,
-		DateCreated: domain.T(c.now)}}); err != nil {
+		DateCreated: domain.T(c.now())}}); err != nil {
 		c.t.Fatal(err)
 	}
 	return campaignID, projectID
@@ -69,8 +69,8 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 		} {
 			tc.in.Flavor = "page_view"
 			crumb, replayed := c.appendCrumb(tc.in)
-			if replayed || crumb.PersonID != tc.want || crumb.Flavor != "page_view" || !crumb.CreatedAt.Equal(c.now) ||
-				!crumb.ActivityAt.Equal(c.now) || crumb.OccurredAt != nil {
+			if replayed || crumb.PersonID != tc.want || crumb.Flavor != "page_view" || !crumb.CreatedAt.Equal(c.now()) ||
+				!crumb.ActivityAt.Equal(c.now()) || crumb.OccurredAt != nil {
 				t.Fatalf("breadcrumb %+v resolved to %+v, want person %s", tc.in, crumb, tc.want)
 			}
 		}
@@ -82,7 +82,7 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 				[]string{textOf(p.ExternalID), textOf(p.Email), textOf(p.FID)}) {
 				t.Fatalf("a breadcrumb wrote identifiers onto %s: %+v", p.ID, got)
 			}
-			if !got.DateLastSeen.Equal(c.now) || got.UpsertResult != domain.UpsertCreated {
+			if !got.DateLastSeen.Equal(c.now()) || got.UpsertResult != domain.UpsertCreated {
 				t.Fatalf("%s after a breadcrumb: last seen %v, upsert_result %s", p.ID, got.DateLastSeen, got.UpsertResult)
 			}
 			c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, Epoch)
@@ -91,10 +91,10 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 		crumb, _ := c.appendCrumb(domain.BreadcrumbInput{Flavor: "form_submission", ExternalID: textPtr("new"), Email: textPtr("New@x.test"), FID: textPtr("nf")})
 		made := c.get(crumb.PersonID)
 		if textOf(made.ExternalID) != "new" || textOf(made.Email) != "New@x.test" || textOf(made.FID) != "nf" ||
-			made.UpsertResult != domain.UpsertCreated || !made.DateCreated.Equal(c.now) {
+			made.UpsertResult != domain.UpsertCreated || !made.DateCreated.Equal(c.now()) {
 			t.Fatalf("person created by a breadcrumb: %+v", made)
 		}
-		c.wantBurst(made.ID, domain.EventPersonCreated, c.now, c.now)
+		c.wantBurst(made.ID, domain.EventPersonCreated, c.now(), c.now())
 
 		other := c.other()
 		for _, in := range []domain.BreadcrumbInput{{Flavor: "custom", PersonID: textPtr("per_missing")}, {Flavor: "custom", PersonID: &a.ID}} {
@@ -189,9 +189,9 @@ func testListBreadcrumbs(t *testing.T, newStore NewStore) {
 		{"p40", domain.BreadcrumbInput{Flavor: "email_send", PersonID: &p.ID}, 40},
 		{"q40", domain.BreadcrumbInput{Flavor: "email_send", PersonID: &q.ID, OccurredAt: at(40)}, 40},
 	} {
-		c.now = *at(b.activity)
+		c.setNow(*at(b.activity))
 		if b.in.OccurredAt != nil {
-			c.now = Epoch.Add(time.Hour)
+			c.setNow(Epoch.Add(time.Hour))
 		}
 		crumb, _ := c.appendCrumb(b.in)
 		if !crumb.ActivityAt.Equal(*at(b.activity)) {

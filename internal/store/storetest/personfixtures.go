@@ -20,26 +20,34 @@ type personCase struct {
 	t   *testing.T
 	st  store.Store
 	acc string
-	now time.Time
+	clk *time.Time // shared by every view of the case (in, other)
 }
 
 func newPersonCase(t *testing.T, st store.Store) *personCase {
-	return &personCase{t: t, st: st, acc: NewAccount(t, st), now: Epoch}
+	now := Epoch
+	return &personCase{t: t, st: st, acc: NewAccount(t, st), clk: &now}
+}
+
+// in is the case seen from a subtest, so that its failures stop the subtest.
+func (c *personCase) in(t *testing.T) *personCase {
+	return &personCase{t: t, st: c.st, acc: c.acc, clk: c.clk}
 }
 
 // other is a second account on the same store and clock.
 func (c *personCase) other() *personCase {
-	return &personCase{t: c.t, st: c.st, acc: NewAccount(c.t, c.st), now: c.now}
+	return &personCase{t: c.t, st: c.st, acc: NewAccount(c.t, c.st), clk: c.clk}
 }
 
-func (c *personCase) advance(d time.Duration) { c.now = c.now.Add(d) }
+func (c *personCase) now() time.Time          { return *c.clk }
+func (c *personCase) setNow(t time.Time)      { *c.clk = t }
+func (c *personCase) advance(d time.Duration) { c.setNow(c.now().Add(d)) }
 
-func (c *personCase) write() store.Write { return store.Write{Now: c.now, Window: personWindow} }
+func (c *personCase) write() store.Write { return store.Write{Now: c.now(), Window: personWindow} }
 
 func (c *personCase) tag(name string) string {
 	c.t.Helper()
 	tag, _, err := c.st.CreateTag(context.Background(), domain.Tag{
-		AccountID: c.acc, Name: name, Context: "person", DateCreated: domain.T(c.now)})
+		AccountID: c.acc, Name: name, Context: "person", DateCreated: domain.T(c.now())})
 	if err != nil {
 		c.t.Fatalf("create tag %s: %v", name, err)
 	}
@@ -50,7 +58,7 @@ func (c *personCase) field(collection, key, dataType string) domain.CustomField 
 	c.t.Helper()
 	f, err := c.st.CreateCustomField(context.Background(), domain.CustomField{
 		AccountID: c.acc, Collection: collection, DataType: dataType, Key: key, FormType: "text",
-		DateCreated: domain.T(c.now)}, 100)
+		DateCreated: domain.T(c.now())}, 100)
 	if err != nil {
 		c.t.Fatalf("create custom field %s: %v", key, err)
 	}

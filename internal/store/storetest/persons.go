@@ -36,11 +36,11 @@ func testPersons(t *testing.T, newStore NewStore) {
 		c.advance(time.Minute)
 		byExt, created := c.upsert(domain.PersonUpsert{ExternalID: setText("crm-1"), PersonUpdate: domain.PersonUpdate{LastName: setText("Lovelace")}})
 		if created || byExt.ID != p.ID || textOf(byExt.FirstName) != "Ada" || textOf(byExt.LastName) != "Lovelace" ||
-			byExt.UpsertResult != domain.UpsertUpdated || !byExt.DateLastSeen.Equal(c.now) || !byExt.DateCreated.Equal(Epoch) {
+			byExt.UpsertResult != domain.UpsertUpdated || !byExt.DateLastSeen.Equal(c.now()) || !byExt.DateCreated.Equal(Epoch) {
 			t.Fatalf("match by external_id: created %v %+v", created, byExt)
 		}
 		// The burst began with the creation: it stays person.created.
-		c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, c.now)
+		c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, c.now())
 
 		byEmail, created := c.upsert(domain.PersonUpsert{PersonUpdate: domain.PersonUpdate{Email: setText("ADA@example.COM")}})
 		if created || byEmail.ID != p.ID || textOf(byEmail.Email) != "ADA@example.COM" {
@@ -111,7 +111,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 		if q, created := c.upsert(domain.PersonUpsert{PersonUpdate: domain.PersonUpdate{Email: setText("x@x.test")}}); !created || q.ID == p.ID {
 			t.Fatal("a cleared email still matched its former holder")
 		}
-		changedAt := c.now
+		changedAt := c.now()
 		c.advance(10 * time.Minute)
 		same, created := c.upsert(domain.PersonUpsert{ExternalID: setText("x"), PersonUpdate: domain.PersonUpdate{FirstName: setText("X")}})
 		if created || same.UpsertResult != domain.UpsertUnchanged || !same.DateLastSeen.Equal(changedAt) {
@@ -127,11 +127,11 @@ func testPersons(t *testing.T, newStore NewStore) {
 		c.advance(time.Minute)
 		got, err := c.st.UpdatePerson(ctx, c.acc, p.ID, domain.PersonUpdate{LastName: setText("V"), Phone: nullText()}, c.write())
 		if err != nil || textOf(got.FirstName) != "U" || textOf(got.LastName) != "V" || got.Phone != nil ||
-			got.UpsertResult != domain.UpsertUpdated || !got.DateLastSeen.Equal(c.now) {
+			got.UpsertResult != domain.UpsertUpdated || !got.DateLastSeen.Equal(c.now()) {
 			t.Fatalf("update: %+v, %v", got, err)
 		}
-		c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, c.now)
-		changedAt := c.now
+		c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, c.now())
+		changedAt := c.now()
 
 		c.advance(time.Minute)
 		same, err := c.st.UpdatePerson(ctx, c.acc, p.ID, domain.PersonUpdate{LastName: setText("V"), FirstName: setText("U")}, c.write())
@@ -169,7 +169,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 			if _, err := c.st.UpdatePerson(ctx, c.acc, p.ID, domain.PersonUpdate{FirstName: setText(name)}, c.write()); err != nil {
 				t.Fatal(err)
 			}
-			c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, c.now)
+			c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, c.now())
 		}
 	})
 
@@ -229,12 +229,14 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 		{"born", "date"}, {"nick", "str"}, {"bio", "unicode"},
 	} {
 		c.field("Person", f.key, f.dataType)
+		c.advance(time.Millisecond)
 	}
 	gone := c.field("Person", "gone", "str")
 	c.field("Breadcrumb", "crumb_only", "str")
 	p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("cf")})
 
 	t.Run("values are checked by data_type and stored as strings", func(t *testing.T) {
+		c := c.in(t)
 		for _, tc := range []struct {
 			key  string
 			in   any
@@ -254,7 +256,8 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a value that does not fit, an unknown, archived or non-Person key is refused by key", func(t *testing.T) {
-		if err := c.st.ArchiveCustomField(ctx, c.acc, gone.ID, c.now); err != nil {
+		c := c.in(t)
+		if err := c.st.ArchiveCustomField(ctx, c.acc, gone.ID, c.now()); err != nil {
 			t.Fatal(err)
 		}
 		before := c.get(p.ID)
@@ -286,32 +289,34 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("merge by key, null removes a key, null object removes all, equal values change nothing", func(t *testing.T) {
+		c := c.in(t)
 		c.advance(time.Minute)
 		got, err := c.st.UpdatePerson(ctx, c.acc, p.ID, domain.PersonUpdate{CustomFields: fieldValues(map[string]any{"n": nil, "nick": "z"})}, c.write())
 		if _, held := got.CustomFields["n"]; err != nil || held || got.CustomFields["nick"] != "z" || got.CustomFields["ok"] != "false" {
 			t.Fatalf("merge: %v, %v", got.CustomFields, err)
 		}
-		changedAt := c.now
+		changedAt := c.now()
 		c.advance(time.Minute)
 		same, err := c.st.UpdatePerson(ctx, c.acc, p.ID, domain.PersonUpdate{CustomFields: fieldValues(map[string]any{"nick": "z", "n": nil})}, c.write())
 		if err != nil || !same.DateLastSeen.Equal(changedAt) {
 			t.Fatalf("rewriting equal values moved date_last_seen: %+v, %v", same, err)
 		}
-		c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, changedAt)
+		c.wantBurst(p.ID, domain.EventPersonCreated, p.DateCreated, changedAt)
 		cleared, err := c.st.UpdatePerson(ctx, c.acc, p.ID, domain.PersonUpdate{CustomFields: domain.Opt[map[string]json.RawMessage]{Set: true, Null: true}}, c.write())
-		if err != nil || len(cleared.CustomFields) != 0 || !cleared.DateLastSeen.Equal(c.now) {
+		if err != nil || len(cleared.CustomFields) != 0 || !cleared.DateLastSeen.Equal(c.now()) {
 			t.Fatalf("null custom_fields: %v, %v", cleared.CustomFields, err)
 		}
 	})
 
 	t.Run("values of an archived field are hidden; Person fields list only live Person fields", func(t *testing.T) {
+		c := c.in(t)
 		q, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("hidden"),
 			PersonUpdate: domain.PersonUpdate{CustomFields: fieldValues(map[string]any{"bio": "kept"})}})
 		bio := c.field("Person", "bio2", "str")
 		if _, err := c.st.UpdatePerson(ctx, c.acc, q.ID, domain.PersonUpdate{CustomFields: fieldValues(map[string]any{"bio2": "x"})}, c.write()); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.st.ArchiveCustomField(ctx, c.acc, bio.ID, c.now); err != nil {
+		if err := c.st.ArchiveCustomField(ctx, c.acc, bio.ID, c.now()); err != nil {
 			t.Fatal(err)
 		}
 		got := c.get(q.ID)
@@ -340,7 +345,7 @@ func testPersonTags(t *testing.T, newStore NewStore) {
 	c := newPersonCase(t, newStore(t))
 	t1, t2, t3 := c.tag("one"), c.tag("two"), c.tag("three")
 	archived := c.tag("archived")
-	if err := c.st.ArchiveTag(ctx, c.acc, archived, c.now); err != nil {
+	if err := c.st.ArchiveTag(ctx, c.acc, archived, c.now()); err != nil {
 		t.Fatal(err)
 	}
 	other := c.other()
@@ -350,7 +355,7 @@ func testPersonTags(t *testing.T, newStore NewStore) {
 	c.advance(time.Minute)
 	got, err := c.st.AddPersonTags(ctx, c.acc, p.ID, []string{t2, t1, t2}, c.write())
 	if err != nil || !slices.Equal(got.TagIDs, []string{t1, t2}) && !slices.Equal(got.TagIDs, []string{t2, t1}) ||
-		len(got.TagNames) != 2 || !got.DateLastSeen.Equal(c.now) || got.UpsertResult != domain.UpsertUpdated {
+		len(got.TagNames) != 2 || !got.DateLastSeen.Equal(c.now()) || got.UpsertResult != domain.UpsertUpdated {
 		t.Fatalf("add tags: %+v, %v", got, err)
 	}
 	for i, id := range got.TagIDs {
@@ -358,7 +363,7 @@ func testPersonTags(t *testing.T, newStore NewStore) {
 			t.Fatalf("tag names %v do not follow tag ids %v", got.TagNames, got.TagIDs)
 		}
 	}
-	attachedAt := c.now
+	attachedAt := c.now()
 
 	c.advance(time.Minute)
 	again, err := c.st.AddPersonTags(ctx, c.acc, p.ID, []string{t1}, c.write())
@@ -387,7 +392,7 @@ func testPersonTags(t *testing.T, newStore NewStore) {
 	if err := c.st.RemovePersonTag(ctx, c.acc, p.ID, t1, c.write()); err != nil {
 		t.Fatal(err)
 	}
-	removedAt := c.now
+	removedAt := c.now()
 	if got := c.get(p.ID); !slices.Equal(got.TagIDs, []string{t2}) || !got.DateLastSeen.Equal(removedAt) {
 		t.Fatalf("after removing %s: %+v", t1, got)
 	}
@@ -406,7 +411,7 @@ func testPersonTags(t *testing.T, newStore NewStore) {
 	}
 
 	// An archived tag disappears from the person and comes back when revived.
-	if err := c.st.ArchiveTag(ctx, c.acc, t2, c.now); err != nil {
+	if err := c.st.ArchiveTag(ctx, c.acc, t2, c.now()); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.get(p.ID); len(got.TagIDs) != 0 || len(got.TagNames) != 0 {
@@ -416,7 +421,7 @@ func testPersonTags(t *testing.T, newStore NewStore) {
 		t.Fatal(err)
 	}
 	if _, revived, err := c.st.CreateTag(ctx, domain.Tag{AccountID: c.acc, Name: "two",
-		Context: "person", DateCreated: domain.T(c.now)}); err != nil || !revived {
+		Context: "person", DateCreated: domain.T(c.now())}); err != nil || !revived {
 		t.Fatalf("revive: %v %v", revived, err)
 	}
 	if got := c.get(p.ID); !slices.Equal(got.TagIDs, []string{t2}) || !slices.Equal(got.TagNames, []string{"two"}) {
@@ -431,9 +436,9 @@ func testListPersons(t *testing.T, newStore NewStore) {
 	gone := c.tag("gone")
 	// Five persons seen a minute apart, one seen long ago; then tagging
 	// moves three of them and two new ones to one instant, where ties go by id.
-	c.now = Epoch.Add(-40 * 24 * time.Hour)
+	c.setNow(Epoch.Add(-40 * 24 * time.Hour))
 	old, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("old")})
-	c.now = Epoch
+	c.setNow(Epoch)
 	var seen []*domain.Person
 	for i := range 5 {
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText(fmt.Sprintf("p%d", i)),
@@ -453,7 +458,7 @@ func testListPersons(t *testing.T, newStore NewStore) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.st.ArchiveTag(ctx, c.acc, gone, c.now); err != nil {
+	if err := c.st.ArchiveTag(ctx, c.acc, gone, c.now()); err != nil {
 		t.Fatal(err)
 	}
 	o := c.other()
@@ -469,7 +474,7 @@ func testListPersons(t *testing.T, newStore NewStore) {
 	ties := []string{seen[1].ID, seen[3].ID, tie1.ID, tie2.ID}
 	slices.Sort(ties)
 	wantAll := append([]string{seen[0].ID, seen[2].ID, seen[4].ID}, ties...)
-	list := func(q domain.PersonQuery, page, size int) ([]string, int) {
+	list := func(t *testing.T, q domain.PersonQuery, page, size int) ([]string, int) {
 		t.Helper()
 		ps, total, err := c.st.ListPersons(ctx, c.acc, q, domain.PageRequest{Page: page, Size: size})
 		if err != nil {
@@ -482,7 +487,7 @@ func testListPersons(t *testing.T, newStore NewStore) {
 	t.Run("window: last seen at or after, by last seen then id, paged with exact totals", func(t *testing.T) {
 		var got []string
 		for page := 1; page <= 3; page++ {
-			items, total := list(domain.PersonQuery{UpdatedSince: &since}, page, 3)
+			items, total := list(t, domain.PersonQuery{UpdatedSince: &since}, page, 3)
 			if total != len(wantAll) {
 				t.Fatalf("page %d total %d, want %d", page, total, len(wantAll))
 			}
@@ -491,54 +496,54 @@ func testListPersons(t *testing.T, newStore NewStore) {
 		if !slices.Equal(got, wantAll) || slices.Contains(got, old.ID) {
 			t.Fatalf("window order %v, want %v", got, wantAll)
 		}
-		if items, total := list(domain.PersonQuery{UpdatedSince: &since}, 9, 3); len(items) != 0 || total != len(wantAll) {
+		if items, total := list(t, domain.PersonQuery{UpdatedSince: &since}, 9, 3); len(items) != 0 || total != len(wantAll) {
 			t.Fatalf("past the end: %v total %d", items, total)
 		}
-		later := c.now
-		if items, total := list(domain.PersonQuery{UpdatedSince: &later}, 1, 25); total != 4 || len(items) != 4 {
+		later := c.now()
+		if items, total := list(t, domain.PersonQuery{UpdatedSince: &later}, 1, 25); total != 4 || len(items) != 4 {
 			t.Fatalf("since the last instant (inclusive): %v total %d", items, total)
 		}
 	})
 
 	t.Run("window filters: external_id, all tag_ids, email ignored", func(t *testing.T) {
-		if items, total := list(domain.PersonQuery{UpdatedSince: &since, ExternalID: textPtr("p2")}, 1, 25); total != 1 || items[0] != seen[2].ID {
+		if items, total := list(t, domain.PersonQuery{UpdatedSince: &since, ExternalID: textPtr("p2")}, 1, 25); total != 1 || items[0] != seen[2].ID {
 			t.Fatalf("external_id in the window: %v", items)
 		}
 		both := []string{seen[3].ID, tie1.ID}
 		slices.Sort(both)
-		if items, total := list(domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red, blue}}, 1, 25); total != 2 || !slices.Equal(items, both) {
+		if items, total := list(t, domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red, blue}}, 1, 25); total != 2 || !slices.Equal(items, both) {
 			t.Fatalf("red AND blue: %v total %d, want %v", items, total, both)
 		}
-		if _, total := list(domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red}}, 1, 25); total != 3 {
+		if _, total := list(t, domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red}}, 1, 25); total != 3 {
 			t.Fatalf("red: total %d, want 3", total)
 		}
-		if _, total := list(domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red, red, blue, blue}}, 1, 25); total != 2 {
+		if _, total := list(t, domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red, red, blue, blue}}, 1, 25); total != 2 {
 			t.Fatalf("repeated ids: total %d, want 2", total)
 		}
 		for _, unseen := range []string{gone, "tag_missing"} {
-			if _, total := list(domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red, unseen}}, 1, 25); total != 0 {
+			if _, total := list(t, domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{red, unseen}}, 1, 25); total != 0 {
 				t.Fatalf("with %s: total %d, want 0", unseen, total)
 			}
 		}
-		if _, total := list(domain.PersonQuery{UpdatedSince: &since, Email: textPtr("nobody@x.test")}, 1, 25); total != len(wantAll) {
+		if _, total := list(t, domain.PersonQuery{UpdatedSince: &since, Email: textPtr("nobody@x.test")}, 1, 25); total != len(wantAll) {
 			t.Fatalf("email is not ignored in window mode: total %d", total)
 		}
 	})
 
 	t.Run("lookup: external_id wins over email, email in any case, tag_ids ignored", func(t *testing.T) {
-		if items, total := list(domain.PersonQuery{ExternalID: textPtr("p1"), Email: textPtr("p2@x.test")}, 1, 25); total != 1 || items[0] != seen[1].ID {
+		if items, total := list(t, domain.PersonQuery{ExternalID: textPtr("p1"), Email: textPtr("p2@x.test")}, 1, 25); total != 1 || items[0] != seen[1].ID {
 			t.Fatalf("external_id and email: %v", items)
 		}
-		if items, total := list(domain.PersonQuery{Email: textPtr("p2@X.TEST"), TagIDs: []string{"tag_missing"}}, 1, 25); total != 1 || items[0] != seen[2].ID {
+		if items, total := list(t, domain.PersonQuery{Email: textPtr("p2@X.TEST"), TagIDs: []string{"tag_missing"}}, 1, 25); total != 1 || items[0] != seen[2].ID {
 			t.Fatalf("email lookup: %v", items)
 		}
-		if items, total := list(domain.PersonQuery{ExternalID: textPtr("old")}, 1, 25); total != 1 || items[0] != old.ID {
+		if items, total := list(t, domain.PersonQuery{ExternalID: textPtr("old")}, 1, 25); total != 1 || items[0] != old.ID {
 			t.Fatalf("lookup has no time bound: %v", items)
 		}
-		if items, total := list(domain.PersonQuery{ExternalID: textPtr("nobody"), Email: textPtr("p2@x.test")}, 1, 25); total != 0 || len(items) != 0 {
+		if items, total := list(t, domain.PersonQuery{ExternalID: textPtr("nobody"), Email: textPtr("p2@x.test")}, 1, 25); total != 0 || len(items) != 0 {
 			t.Fatalf("an unknown external_id wins over a known email: %v", items)
 		}
-		if items, total := list(domain.PersonQuery{ExternalID: textPtr("p1")}, 2, 25); total != 1 || len(items) != 0 {
+		if items, total := list(t, domain.PersonQuery{ExternalID: textPtr("p1")}, 2, 25); total != 1 || len(items) != 0 {
 			t.Fatalf("lookup page 2: %v total %d", items, total)
 		}
 	})
