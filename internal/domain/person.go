@@ -93,20 +93,35 @@ type PersonUpdate struct {
 }
 
 // PersonUpsert is the body of Upsert Person: the update fields plus the two
-// identifiers that only an upsert may set.
+// identifiers that only an upsert may set. (Not embedding PersonUpdate keeps
+// decoding errors pointing at /first_name rather than a Go type's path.)
 type PersonUpsert struct {
-	PersonUpdate
-	ExternalID Opt[string] `json:"external_id"`
-	FID        Opt[string] `json:"f_id"`
+	Email        Opt[string]                     `json:"email"`
+	ExternalID   Opt[string]                     `json:"external_id"`
+	FID          Opt[string]                     `json:"f_id"`
+	FirstName    Opt[string]                     `json:"first_name"`
+	LastName     Opt[string]                     `json:"last_name"`
+	Phone        Opt[string]                     `json:"phone"`
+	CustomFields Opt[map[string]json.RawMessage] `json:"custom_fields"`
+}
+
+// AsUpsert is the update as an upsert that leaves external_id and f_id alone.
+func (u PersonUpdate) AsUpsert() PersonUpsert {
+	return PersonUpsert{Email: u.Email, FirstName: u.FirstName, LastName: u.LastName, Phone: u.Phone, CustomFields: u.CustomFields}
 }
 
 // MaxPersonText bounds every person text attribute, identifiers included.
 const MaxPersonText = 255
 
 // Validate checks the attributes that need no stored state.
-func (u PersonUpdate) Validate() error {
-	if err := CheckIdentifier("/email", u.Email.Ptr()); err != nil {
-		return err
+func (u PersonUpsert) Validate() error {
+	for _, id := range []struct {
+		ptr string
+		v   Opt[string]
+	}{{"/external_id", u.ExternalID}, {"/email", u.Email}, {"/f_id", u.FID}} {
+		if err := CheckIdentifier(id.ptr, id.v.Ptr()); err != nil {
+			return err
+		}
 	}
 	for _, f := range []struct {
 		ptr string
@@ -117,17 +132,6 @@ func (u PersonUpdate) Validate() error {
 		}
 	}
 	return nil
-}
-
-// Validate checks the attributes that need no stored state.
-func (u PersonUpsert) Validate() error {
-	if err := u.PersonUpdate.Validate(); err != nil {
-		return err
-	}
-	if err := CheckIdentifier("/external_id", u.ExternalID.Ptr()); err != nil {
-		return err
-	}
-	return CheckIdentifier("/f_id", u.FID.Ptr())
 }
 
 // CheckIdentifier validates an email, external_id or f_id (nil is fine):

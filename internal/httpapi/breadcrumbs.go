@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 )
 
 // breadcrumbView is a breadcrumb on the wire: the fields of spec section 2.7
@@ -51,7 +52,7 @@ func (s *Server) appendBreadcrumb(w http.ResponseWriter, r *http.Request) error 
 	case body.Flavor == nil:
 		return domain.BodyError("/flavor", "flavor is required.")
 	case !domain.IsBreadcrumbFlavor(*body.Flavor):
-		return domain.BodyError("/flavor", "flavor %q is not one of the breadcrumb flavors; see the Breadcrumb schema for the list.", *body.Flavor)
+		return domain.BodyError("/flavor", "%s", service.EnumParamDetail("flavor", *body.Flavor, domain.BreadcrumbFlavors))
 	}
 	in.Flavor = *body.Flavor
 	for _, ref := range []struct {
@@ -132,16 +133,16 @@ func (s *Server) listBreadcrumbs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var f domain.BreadcrumbFilter
+	if f.Flavor, err = enumParam(r, "flavor", domain.BreadcrumbFlavors); err != nil {
+		return err
+	}
 	for _, p := range []struct {
 		name string
 		dst  **string
-	}{{"flavor", &f.Flavor}, {"person_id", &f.PersonID}, {"campaign_id", &f.CampaignID}, {"project_id", &f.ProjectID}} {
+	}{{"person_id", &f.PersonID}, {"campaign_id", &f.CampaignID}, {"project_id", &f.ProjectID}} {
 		if *p.dst, err = nonEmptyParam(r, p.name); err != nil {
 			return err
 		}
-	}
-	if f.Flavor != nil && !domain.IsBreadcrumbFlavor(*f.Flavor) {
-		return domain.ParamError("flavor", "flavor %q is not one of the breadcrumb flavors.", *f.Flavor)
 	}
 	if f.Since, err = parseTimeParam(r, "since"); err != nil {
 		return err

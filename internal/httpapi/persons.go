@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -46,28 +45,26 @@ func (s *Server) upsertPerson(w http.ResponseWriter, r *http.Request) error {
 }
 
 // updatePerson patches a person. external_id and f_id are stable keys that
-// only an upsert sets, so they are refused here by name.
+// only an upsert sets, so they are refused here by name, even as null.
 func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		domain.PersonUpdate
-		ExternalID json.RawMessage `json:"external_id"`
-		FID        json.RawMessage `json:"f_id"`
-	}
+	var body domain.PersonUpsert
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
 	for _, f := range []struct {
 		name string
-		v    json.RawMessage
-	}{{"external_id", body.ExternalID}, {"f_id", body.FID}} {
-		if f.v != nil {
+		set  bool
+	}{{"external_id", body.ExternalID.Set}, {"f_id", body.FID.Set}} {
+		if f.set {
 			return domain.BodyError("/"+f.name, "%s cannot be changed by Update Person; it is set by Upsert Person (POST /persons).", f.name)
 		}
 	}
-	if err := body.PersonUpdate.Validate(); err != nil {
+	if err := body.Validate(); err != nil {
 		return err
 	}
-	p, err := s.store.UpdatePerson(r.Context(), accountID(r), r.PathValue("person_id"), body.PersonUpdate, s.personWrite())
+	in := domain.PersonUpdate{Email: body.Email, FirstName: body.FirstName, LastName: body.LastName, Phone: body.Phone,
+		CustomFields: body.CustomFields}
+	p, err := s.store.UpdatePerson(r.Context(), accountID(r), r.PathValue("person_id"), in, s.personWrite())
 	if err != nil {
 		return err
 	}

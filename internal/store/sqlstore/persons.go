@@ -74,7 +74,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 				}
 			}
 		}
-		didChange, err := applyPatch(ctx, q, accountID, id, domain.PersonUpsert{PersonUpdate: in}, values)
+		didChange, err := applyPatch(ctx, q, accountID, id, in.AsUpsert(), values)
 		if err != nil || !didChange {
 			return id, noChange, err
 		}

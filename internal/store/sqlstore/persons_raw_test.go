@@ -200,7 +200,7 @@ func TestBurstsOnceClosed(t *testing.T) {
 			}, domain.EventPersonUpdated},
 			{"an upsert that changes", func() error {
 				_, _, err := rs.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: "x"},
-					PersonUpdate: domain.PersonUpdate{LastName: domain.Opt[string]{Set: true, Value: "Y"}}}, w())
+					LastName: domain.Opt[string]{Set: true, Value: "Y"}}, w())
 				return err
 			}, domain.EventPersonUpdated},
 		}

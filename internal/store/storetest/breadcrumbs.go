@@ -53,8 +53,8 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 
 	t.Run("the person is person_id, else matched in order without writing identifiers, else created", func(t *testing.T) {
 		c := newPersonCase(t, newStore(t))
-		a, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("a"), PersonUpdate: domain.PersonUpdate{Email: setText("a@x.test")}})
-		b, _ := c.upsert(domain.PersonUpsert{PersonUpdate: domain.PersonUpdate{Email: setText("b@x.test")}})
+		a, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("a"), Email: setText("a@x.test")})
+		b, _ := c.upsert(domain.PersonUpsert{Email: setText("b@x.test")})
 		f, _ := c.upsert(domain.PersonUpsert{FID: setText("f")})
 		c.advance(time.Hour)
 

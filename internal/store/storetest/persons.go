@@ -25,7 +25,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	t.Run("upsert creates, then matches by external_id, email in any case, f_id", func(t *testing.T) {
 		c := newPersonCase(t, newStore(t))
 		p, created := c.upsert(domain.PersonUpsert{ExternalID: setText("crm-1"),
-			PersonUpdate: domain.PersonUpdate{Email: setText("Ada@Example.com"), FirstName: setText("Ada")}})
+			Email: setText("Ada@Example.com"), FirstName: setText("Ada")})
 		if !created || p.UpsertResult != domain.UpsertCreated || !p.DateCreated.Equal(Epoch) || !p.DateLastSeen.Equal(Epoch) ||
 			textOf(p.ExternalID) != "crm-1" || textOf(p.Email) != "Ada@Example.com" || textOf(p.FirstName) != "Ada" ||
 			p.LastName != nil || p.FID != nil || len(p.TagIDs) != 0 || len(p.CustomFields) != 0 {
@@ -34,7 +34,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 		c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, Epoch)
 
 		c.advance(time.Minute)
-		byExt, created := c.upsert(domain.PersonUpsert{ExternalID: setText("crm-1"), PersonUpdate: domain.PersonUpdate{LastName: setText("Lovelace")}})
+		byExt, created := c.upsert(domain.PersonUpsert{ExternalID: setText("crm-1"), LastName: setText("Lovelace")})
 		if created || byExt.ID != p.ID || textOf(byExt.FirstName) != "Ada" || textOf(byExt.LastName) != "Lovelace" ||
 			byExt.UpsertResult != domain.UpsertUpdated || !byExt.DateLastSeen.Equal(c.now()) || !byExt.DateCreated.Equal(Epoch) {
 			t.Fatalf("match by external_id: created %v %+v", created, byExt)
@@ -42,12 +42,12 @@ func testPersons(t *testing.T, newStore NewStore) {
 		// The burst began with the creation: it stays person.created.
 		c.wantBurst(p.ID, domain.EventPersonCreated, Epoch, c.now())
 
-		byEmail, created := c.upsert(domain.PersonUpsert{PersonUpdate: domain.PersonUpdate{Email: setText("ADA@example.COM")}})
+		byEmail, created := c.upsert(domain.PersonUpsert{Email: setText("ADA@example.COM")})
 		if created || byEmail.ID != p.ID || textOf(byEmail.Email) != "ADA@example.COM" {
 			t.Fatalf("match by email in another case: created %v %+v", created, byEmail)
 		}
 		c.upsert(domain.PersonUpsert{ExternalID: setText("crm-1"), FID: setText("f-1")})
-		byFID, created := c.upsert(domain.PersonUpsert{FID: setText("f-1"), PersonUpdate: domain.PersonUpdate{Phone: setText("+351")}})
+		byFID, created := c.upsert(domain.PersonUpsert{FID: setText("f-1"), Phone: setText("+351")})
 		if created || byFID.ID != p.ID || textOf(byFID.Phone) != "+351" || textOf(byFID.FID) != "f-1" {
 			t.Fatalf("match by f_id: created %v %+v", created, byFID)
 		}
@@ -65,7 +65,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	t.Run("match order: external_id, then email, then f_id; a held identifier conflicts", func(t *testing.T) {
 		c := newPersonCase(t, newStore(t))
 		a, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("a")})
-		b, _ := c.upsert(domain.PersonUpsert{PersonUpdate: domain.PersonUpdate{Email: setText("b@x.test")}})
+		b, _ := c.upsert(domain.PersonUpsert{Email: setText("b@x.test")})
 		f, _ := c.upsert(domain.PersonUpsert{FID: setText("f")})
 		c.advance(time.Minute)
 		for _, tc := range []struct {
@@ -74,9 +74,9 @@ func testPersons(t *testing.T, newStore NewStore) {
 		}{
 			// The first identifier decides the match; the other one belongs to
 			// someone else, so applying it conflicts and names that person.
-			{domain.PersonUpsert{ExternalID: setText("a"), PersonUpdate: domain.PersonUpdate{Email: setText("B@x.test")}}, b.ID},
+			{domain.PersonUpsert{ExternalID: setText("a"), Email: setText("B@x.test")}, b.ID},
 			{domain.PersonUpsert{ExternalID: setText("a"), FID: setText("f")}, f.ID},
-			{domain.PersonUpsert{FID: setText("f"), PersonUpdate: domain.PersonUpdate{Email: setText("b@x.test")}}, f.ID},
+			{domain.PersonUpsert{FID: setText("f"), Email: setText("b@x.test")}, f.ID},
 		} {
 			_, _, err := c.st.UpsertPerson(ctx, c.acc, tc.in, c.write())
 			wantPersonConflict(t, err, tc.existing)
@@ -87,7 +87,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 			}
 		}
 		// An unmatched external_id falls through to the email match and is applied.
-		got, created := c.upsert(domain.PersonUpsert{ExternalID: setText("b-ext"), PersonUpdate: domain.PersonUpdate{Email: setText("b@x.test")}})
+		got, created := c.upsert(domain.PersonUpsert{ExternalID: setText("b-ext"), Email: setText("b@x.test")})
 		if created || got.ID != b.ID || textOf(got.ExternalID) != "b-ext" {
 			t.Fatalf("fallback to email: created %v %+v", created, got)
 		}
@@ -100,20 +100,20 @@ func testPersons(t *testing.T, newStore NewStore) {
 	t.Run("absent keeps, null clears; an upsert that changes nothing records nothing", func(t *testing.T) {
 		c := newPersonCase(t, newStore(t))
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("x"), FID: setText("fx"),
-			PersonUpdate: domain.PersonUpdate{Email: setText("x@x.test"), FirstName: setText("X"), Phone: setText("1")}})
+			Email: setText("x@x.test"), FirstName: setText("X"), Phone: setText("1")})
 		c.advance(time.Minute)
 		got, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("x"), FID: nullText(),
-			PersonUpdate: domain.PersonUpdate{Phone: nullText(), Email: nullText()}})
+			Phone: nullText(), Email: nullText()})
 		if got.Phone != nil || got.Email != nil || got.FID != nil || textOf(got.FirstName) != "X" || textOf(got.ExternalID) != "x" {
 			t.Fatalf("after clearing: %+v", got)
 		}
 		// The cleared email is free for another person.
-		if q, created := c.upsert(domain.PersonUpsert{PersonUpdate: domain.PersonUpdate{Email: setText("x@x.test")}}); !created || q.ID == p.ID {
+		if q, created := c.upsert(domain.PersonUpsert{Email: setText("x@x.test")}); !created || q.ID == p.ID {
 			t.Fatal("a cleared email still matched its former holder")
 		}
 		changedAt := c.now()
 		c.advance(10 * time.Minute)
-		same, created := c.upsert(domain.PersonUpsert{ExternalID: setText("x"), PersonUpdate: domain.PersonUpdate{FirstName: setText("X")}})
+		same, created := c.upsert(domain.PersonUpsert{ExternalID: setText("x"), FirstName: setText("X")})
 		if created || same.UpsertResult != domain.UpsertUnchanged || !same.DateLastSeen.Equal(changedAt) {
 			t.Fatalf("no-op upsert: created %v %+v", created, same)
 		}
@@ -122,8 +122,8 @@ func testPersons(t *testing.T, newStore NewStore) {
 
 	t.Run("update: absent keeps, null clears, email conflicts, unknown and foreign ids are not found", func(t *testing.T) {
 		c := newPersonCase(t, newStore(t))
-		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("u"), PersonUpdate: domain.PersonUpdate{FirstName: setText("U"), Phone: setText("9")}})
-		holder, _ := c.upsert(domain.PersonUpsert{PersonUpdate: domain.PersonUpdate{Email: setText("taken@x.test")}})
+		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("u"), FirstName: setText("U"), Phone: setText("9")})
+		holder, _ := c.upsert(domain.PersonUpsert{Email: setText("taken@x.test")})
 		c.advance(time.Minute)
 		got, err := c.st.UpdatePerson(ctx, c.acc, p.ID, domain.PersonUpdate{LastName: setText("V"), Phone: nullText()}, c.write())
 		if err != nil || textOf(got.FirstName) != "U" || textOf(got.LastName) != "V" || got.Phone != nil ||
@@ -311,7 +311,7 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 	t.Run("values of an archived field are hidden; Person fields list only live Person fields", func(t *testing.T) {
 		c := c.in(t)
 		q, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("hidden"),
-			PersonUpdate: domain.PersonUpdate{CustomFields: fieldValues(map[string]any{"bio": "kept"})}})
+			CustomFields: fieldValues(map[string]any{"bio": "kept"})})
 		bio := c.field("Person", "bio2", "str")
 		if _, err := c.st.UpdatePerson(ctx, c.acc, q.ID, domain.PersonUpdate{CustomFields: fieldValues(map[string]any{"bio2": "x"})}, c.write()); err != nil {
 			t.Fatal(err)
@@ -442,7 +442,7 @@ func testListPersons(t *testing.T, newStore NewStore) {
 	var seen []*domain.Person
 	for i := range 5 {
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText(fmt.Sprintf("p%d", i)),
-			PersonUpdate: domain.PersonUpdate{Email: setText(fmt.Sprintf("P%d@x.test", i))}})
+			Email: setText(fmt.Sprintf("P%d@x.test", i))})
 		seen = append(seen, p)
 		c.advance(time.Minute)
 	}
@@ -462,7 +462,7 @@ func testListPersons(t *testing.T, newStore NewStore) {
 		t.Fatal(err)
 	}
 	o := c.other()
-	mine, _ := o.upsert(domain.PersonUpsert{ExternalID: setText("p0"), PersonUpdate: domain.PersonUpdate{Email: setText("p1@x.test")}})
+	mine, _ := o.upsert(domain.PersonUpsert{ExternalID: setText("p0"), Email: setText("p1@x.test")})
 
 	ids := func(ps []domain.Person) []string {
 		out := []string{}
