@@ -68,13 +68,13 @@ func openCounting(t testing.TB, eng testenv.Engine) rawStore {
 		q.Set("_txlock", "immediate")
 		db, err = sql.Open("counting-sqlite", "file:"+target+"?"+q.Encode())
 		db.SetMaxOpenConns(1)
-		st = sqlstore.New(sqlstore.Dialect{Name: "sqlite"}, db, db, isUnique)
+		st = sqlstore.New(sqlstore.Dialect{Name: "sqlite"}, db, db, countingIsUnique)
 	default:
 		if err = postgres.Migrate(ctx, target); err != nil {
 			t.Fatal(err)
 		}
 		db, err = sql.Open("counting-pgx", target)
-		st = sqlstore.New(sqlstore.Dialect{Name: "postgres", Numbered: true}, db, db, isUnique)
+		st = sqlstore.New(sqlstore.Dialect{Name: "postgres", Numbered: true}, db, db, countingIsUnique)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func openCounting(t testing.TB, eng testenv.Engine) rawStore {
 	return rawStore{Store: st, db: db}
 }
 
-func isUnique(err error) bool {
+func countingIsUnique(err error) bool {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY

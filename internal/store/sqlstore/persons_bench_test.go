@@ -21,7 +21,7 @@ func BenchmarkListPersons(b *testing.B) {
 			acc, tags := rs.seedAccount(b, 10_000)
 			rs.seedAccount(b, 10_000)
 			rs.exec(b, "ANALYZE")
-			since := epoch
+			since := seedEpoch
 			for _, bc := range []struct {
 				name string
 				q    domain.PersonQuery
@@ -30,7 +30,7 @@ func BenchmarkListPersons(b *testing.B) {
 				{"window/first-page", domain.PersonQuery{UpdatedSince: &since}, 1},
 				{"window/last-page", domain.PersonQuery{UpdatedSince: &since}, 100},
 				{"window/two-tags", domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{tags[0], tags[7]}}, 1},
-				{"lookup/email", domain.PersonQuery{Email: ptr("P5000@seed.test")}, 1},
+				{"lookup/email", domain.PersonQuery{Email: strRef("P5000@seed.test")}, 1},
 			} {
 				b.Run(bc.name, func(b *testing.B) {
 					ctx := context.Background()

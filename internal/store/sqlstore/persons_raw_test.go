@@ -14,7 +14,7 @@ import (
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
-var epoch = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+var seedEpoch = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 // exec runs one statement written with '?' placeholders on the raw database.
 func (rs rawStore) exec(t testing.TB, q string, args ...any) {
@@ -58,12 +58,12 @@ func (rs rawStore) insertRows(t testing.TB, table, columns string, rows [][]any)
 }
 
 // seedAccount makes an account holding n persons, each seen a second apart
-// from epoch, holding 3 of 20 tags and 3 of 5 custom field values. It
+// from seedEpoch, holding 3 of 20 tags and 3 of 5 custom field values. It
 // returns the account id and its tag ids.
 func (rs rawStore) seedAccount(t testing.TB, n int) (string, []string) {
 	t.Helper()
 	acc := domain.NewID("acc")
-	ms := epoch.UnixMilli()
+	ms := seedEpoch.UnixMilli()
 	rs.exec(t, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)`, acc, "seed", ms)
 	var tags, fields []string
 	var tagRows, fieldRows, personRows, linkRows, valueRows [][]any
@@ -104,7 +104,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 		acc, tags := rs.seedAccount(t, 150)
 		rs.seedAccount(t, 10)
 		ctx := context.Background()
-		since := epoch
+		since := seedEpoch
 		for _, tc := range []struct {
 			name  string
 			q     domain.PersonQuery
@@ -114,7 +114,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 			{"window, 100", domain.PersonQuery{UpdatedSince: &since}, 100, 100},
 			{"window, 10", domain.PersonQuery{UpdatedSince: &since}, 10, 10},
 			{"window with tags", domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{tags[0], tags[7]}}, 100, 15},
-			{"lookup", domain.PersonQuery{Email: ptr("P3@seed.test")}, 25, 1},
+			{"lookup", domain.PersonQuery{Email: strRef("P3@seed.test")}, 25, 1},
 		} {
 			var got []domain.Person
 			n := countStatements(func() {
@@ -153,7 +153,7 @@ func TestBurstsOnceClosed(t *testing.T) {
 		rs := openCounting(t, eng)
 		acc, tags := rs.seedAccount(t, 0)
 		ctx := context.Background()
-		now := epoch
+		now := seedEpoch
 		w := func() store.Write { return store.Write{Now: now, Window: time.Minute} }
 		p, _, err := rs.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: "x"}}, w())
 		if err != nil {
@@ -183,7 +183,7 @@ func TestBurstsOnceClosed(t *testing.T) {
 				return err
 			}, ""},
 			{"a breadcrumb for the person", func() error {
-				_, _, err := rs.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: "page_view", ExternalID: ptr("x")}, w())
+				_, _, err := rs.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: "page_view", ExternalID: strRef("x")}, w())
 				return err
 			}, ""},
 			{"removing a tag not held", func() error { return rs.RemovePersonTag(ctx, acc, p.ID, tags[0], w()) }, ""},
@@ -219,4 +219,4 @@ func TestBurstsOnceClosed(t *testing.T) {
 	})
 }
 
-func ptr(s string) *string { return &s }
+func strRef(s string) *string { return &s }
