@@ -275,7 +275,10 @@ func insertPerson(ctx context.Context, q querier, accountID, id string, a attrib
 // reports whether anything differed from what was stored. Update Person
 // comes here with external_id and f_id absent.
 func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []valueChange) (bool, error) {
-	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = ? AND id = ?`, accountID, id))
+	// The row lock keeps a concurrent write of another attribute from being
+	// overwritten with the value read here (SQLite's write transactions are
+	// exclusive already).
+	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = ? AND id = ?`+q.s.forUpdate(), accountID, id))
 	if err != nil {
 		return false, err
 	}
@@ -441,4 +444,12 @@ func applyCustomValues(ctx context.Context, q querier, accountID, personID strin
 		}
 	}
 	return didChange, nil
+}
+
+// forUpdate is the row-locking suffix of a SELECT on engines that have one.
+func (s *Store) forUpdate() string {
+	if s.dialect.Name == "postgres" {
+		return ` FOR UPDATE`
+	}
+	return ""
 }

@@ -173,6 +173,43 @@ func testPersons(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("concurrent patches of different attributes all land", func(t *testing.T) {
+		c := newPersonCase(t, newStore(t))
+		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("busy")})
+		patches := []func(v string) domain.PersonUpdate{
+			func(v string) domain.PersonUpdate { return domain.PersonUpdate{FirstName: setText(v)} },
+			func(v string) domain.PersonUpdate { return domain.PersonUpdate{LastName: setText(v)} },
+			func(v string) domain.PersonUpdate { return domain.PersonUpdate{Phone: setText(v)} },
+			func(v string) domain.PersonUpdate { return domain.PersonUpdate{Email: setText(v + "@x.test")} },
+		}
+		const rounds = 10
+		var wg sync.WaitGroup
+		errs := make([]error, len(patches))
+		for i, patch := range patches {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					if _, err := c.st.UpdatePerson(ctx, c.acc, p.ID, patch(fmt.Sprintf("v%d", r)), c.write()); err != nil {
+						errs[i] = err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		last := fmt.Sprintf("v%d", rounds-1)
+		got := c.get(p.ID)
+		if textOf(got.FirstName) != last || textOf(got.LastName) != last || textOf(got.Phone) != last || textOf(got.Email) != last+"@x.test" {
+			t.Fatalf("a concurrent patch was lost: %s %s %s %s", textOf(got.FirstName), textOf(got.LastName), textOf(got.Phone), textOf(got.Email))
+		}
+	})
+
 	t.Run("concurrent upserts of one external_id make one person", func(t *testing.T) {
 		c := newPersonCase(t, newStore(t))
 		const n = 8
