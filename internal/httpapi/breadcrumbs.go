@@ -52,7 +52,7 @@ func (s *Server) appendBreadcrumb(w http.ResponseWriter, r *http.Request) error 
 	case body.Flavor == nil:
 		return domain.BodyError("/flavor", "flavor is required.")
 	case !domain.IsBreadcrumbFlavor(*body.Flavor):
-		return domain.BodyError("/flavor", "%s", service.EnumParamDetail("flavor", *body.Flavor, domain.BreadcrumbFlavors))
+		return domain.BodyError("/flavor", "%s", service.EnumDetail("flavor", *body.Flavor, domain.BreadcrumbFlavors))
 	}
 	in.Flavor = *body.Flavor
 	for _, ref := range []struct {

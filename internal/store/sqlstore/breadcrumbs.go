@@ -109,7 +109,7 @@ func mustExist(ctx context.Context, q querier, table, kind, accountID string, id
 	return err
 }
 
-const breadcrumbColumns = `id, flavor, person_id, campaign_id, project_id, email, external_id, f_id,
+const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, project_id, email, external_id, f_id,
 	occurred_at, activity_at, created_at`
 
 // ListBreadcrumbs returns a page of breadcrumbs, newest activity first.
@@ -132,33 +132,21 @@ func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.
 		where += ` AND activity_at <= ?`
 		args = append(args, f.Until.UnixMilli())
 	}
-	q := s.reader()
-	var total int
-	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM breadcrumbs WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, 0, err
+	return listPage(ctx, s.reader(), breadcrumbColumns, `breadcrumbs WHERE `+where, `activity_at DESC, id DESC`, args, p, scanBreadcrumb)
+}
+
+func scanBreadcrumb(sc scanner) (domain.Breadcrumb, error) {
+	var (
+		b                                  domain.Breadcrumb
+		campaign, project, email, ext, fid sql.NullString
+		occurred                           sql.NullInt64
+		activity, created                  int64
+	)
+	if err := sc.Scan(&b.ID, &b.AccountID, &b.Flavor, &b.PersonID, &campaign, &project, &email, &ext, &fid,
+		&occurred, &activity, &created); err != nil {
+		return b, err
 	}
-	out := []domain.Breadcrumb{}
-	if p.Offset() >= total {
-		return out, total, nil
-	}
-	rows, err := q.query(ctx, `SELECT `+breadcrumbColumns+` FROM breadcrumbs WHERE `+where+`
-		ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, p.Size, p.Offset())...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		b := domain.Breadcrumb{AccountID: accountID}
-		var campaign, project, email, ext, fid sql.NullString
-		var occurred sql.NullInt64
-		var activity, created int64
-		if err := rows.Scan(&b.ID, &b.Flavor, &b.PersonID, &campaign, &project, &email, &ext, &fid,
-			&occurred, &activity, &created); err != nil {
-			return nil, 0, err
-		}
-		b.CampaignID, b.ProjectID, b.Email, b.ExternalID, b.FID = strPtr(campaign), strPtr(project), strPtr(email), strPtr(ext), strPtr(fid)
-		b.OccurredAt, b.ActivityAt, b.CreatedAt = timePtr(occurred), domain.FromMillis(activity), domain.FromMillis(created)
-		out = append(out, b)
-	}
-	return out, total, rows.Err()
+	b.CampaignID, b.ProjectID, b.Email, b.ExternalID, b.FID = strPtr(campaign), strPtr(project), strPtr(email), strPtr(ext), strPtr(fid)
+	b.OccurredAt, b.ActivityAt, b.CreatedAt = timePtr(occurred), domain.FromMillis(activity), domain.FromMillis(created)
+	return b, nil
 }
