@@ -37,7 +37,7 @@ func enumParam(r *http.Request, name string, allowed []string) (*string, error) 
 	}
 	v := q.Get(name)
 	if !slices.Contains(allowed, v) {
-		return nil, domain.ParamError(name, "%s", service.EnumParamDetail(name, v, allowed))
+		return nil, domain.ParamError(name, "%s", service.EnumDetail(name, v, allowed))
 	}
 	return &v, nil
 }

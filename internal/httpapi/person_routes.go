@@ -1,4 +1,16 @@
 package httpapi
 
+import "github.com/pds-dev/pds/internal/domain"
+
 // personRoutes registers the routes of persons and breadcrumbs.
-func (s *Server) personRoutes() {}
+func (s *Server) personRoutes() {
+	s.handle("GET /persons", domain.ScopePersonsRead, s.listPersons)
+	s.handle("POST /persons", domain.ScopePersonsWrite, s.upsertPerson)
+	s.handle("GET /persons/{person_id}", domain.ScopePersonsRead, s.getPerson)
+	s.handle("PATCH /persons/{person_id}", domain.ScopePersonsWrite, s.updatePerson)
+	s.handle("POST /persons/{person_id}/tags", domain.ScopePersonsWrite, s.addPersonTags)
+	s.handle("DELETE /persons/{person_id}/tags/{tag_id}", domain.ScopePersonsWrite, s.removePersonTag)
+
+	s.handle("GET /breadcrumbs", domain.ScopeBreadcrumbsRead, s.listBreadcrumbs)
+	s.handle("POST /breadcrumbs", domain.ScopeBreadcrumbsWrite, s.appendBreadcrumb)
+}

@@ -58,7 +58,7 @@ func (p *Problems) Required(pointer string) {
 // OneOf checks an enumerated member.
 func (p *Problems) OneOf(pointer, value string, allowed []string) {
 	if !slices.Contains(allowed, value) {
-		p.Add(pointer, "%s must be one of %s; got %q.", pointer, strings.Join(allowed, ", "), value)
+		p.Add(pointer, "%s", EnumDetail(pointer, value, allowed))
 	}
 }
 
@@ -69,9 +69,9 @@ func (p *Problems) Length(pointer, value string, min, max int) {
 	}
 }
 
-// EnumParamDetail is the message for a query parameter outside its enumeration.
-func EnumParamDetail(param, value string, allowed []string) string {
-	return fmt.Sprintf("%s must be one of %s; got %q.", param, strings.Join(allowed, ", "), value)
+// EnumDetail says that a member or query parameter is outside its enumeration.
+func EnumDetail(name, value string, allowed []string) string {
+	return fmt.Sprintf("%s must be one of %s; got %q.", name, strings.Join(allowed, ", "), value)
 }
 
 // NewTag validates a Create Tag request and builds the tag.

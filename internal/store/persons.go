@@ -1,4 +1,79 @@
 package store
 
+import (
+	"context"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
 // Persons holds persons, their tags and custom field values, and breadcrumbs.
-type Persons interface{}
+//
+// Every method that creates or changes a person does it in one transaction
+// that also moves date_last_seen, sets upsert_result and records the change
+// in the outbox (the bursts table) that webhook deliveries are made from. A
+// write that changes nothing records nothing.
+type Persons interface {
+	// UpsertPerson matches a person by external_id, then email
+	// (case-insensitively), then f_id, creates one when none matches, and
+	// applies every supplied field. created tells which. Applying an
+	// identifier that another person holds is a *domain.ConflictError naming
+	// that person; an unknown or archived custom field key, or a value that
+	// does not fit its data_type, is a *domain.ValidationError.
+	UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w Write) (p *domain.Person, created bool, err error)
+	// UpdatePerson applies a patch to an existing person (domain.NotFound
+	// when absent); errors as UpsertPerson.
+	UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w Write) (*domain.Person, error)
+	// AddPersonTags attaches live tags of the account the person does not
+	// hold yet. Any id that is not a live tag of the account is a
+	// domain.NotFound and nothing is attached.
+	AddPersonTags(ctx context.Context, accountID, id string, tagIDs []string, w Write) (*domain.Person, error)
+	// RemovePersonTag detaches a live tag; not holding it is no error. An
+	// absent person is domain.NotFound.
+	RemovePersonTag(ctx context.Context, accountID, id, tagID string, w Write) error
+
+	// GetPerson returns the stored person with its live tags and the values
+	// of its live Person custom fields; domain.NotFound when absent or foreign.
+	GetPerson(ctx context.Context, accountID, id string) (*domain.Person, error)
+	// ListPersons returns a page of persons and the exact total. Window mode
+	// (UpdatedSince set): last seen at or after it, by last seen then id,
+	// filtered by ExternalID and by holding every TagIDs. Lookup mode: the
+	// person whose ExternalID (preferred) or Email matches, if any.
+	ListPersons(ctx context.Context, accountID string, q domain.PersonQuery, p domain.PageRequest) ([]domain.Person, int, error)
+	// ListPersonFields returns every live Person custom field of the account,
+	// oldest first.
+	ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error)
+
+	// AppendBreadcrumb stores a breadcrumb, resolving its person from
+	// PersonID (domain.NotFound when absent) or by matching ExternalID, Email,
+	// FID, and creating the person from them when none matches; matching
+	// never writes identifiers onto an existing person. CampaignID and
+	// ProjectID must name records of the account (domain.NotFound). When
+	// in.ID is set and already stored, that record is overwritten and
+	// replayed is true.
+	AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w Write) (b domain.Breadcrumb, replayed bool, err error)
+	// ListBreadcrumbs returns a page of breadcrumbs, newest activity first
+	// then id descending, and the exact total.
+	ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) ([]domain.Breadcrumb, int, error)
+
+	// PendingBurst reads the open burst of a person (domain.ErrNotFound when
+	// none): what the person writes left in the outbox.
+	PendingBurst(ctx context.Context, accountID, personID string) (*PersonBurst, error)
+}
+
+// Write stamps a person write: when it happens, and how long the burst it
+// opens or extends stays open after it (the webhook coalescing window).
+type Write struct {
+	Now    time.Time
+	Window time.Duration
+}
+
+// PersonBurst is an outbox row: the open burst of changes to one person.
+type PersonBurst struct {
+	PersonID string
+	// Event is decided by the write that opened the burst.
+	Event        string
+	OpenedAt     time.Time
+	LastChangeAt time.Time
+	DueAt        time.Time
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +45,7 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*domain.Account, err
 	err := s.reader().queryRow(ctx, `SELECT id, name, created_at FROM accounts WHERE id = ?`, id).
 		Scan(&a.ID, &a.Name, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("account", id)
+		return nil, &domain.NotFoundError{Detail: "No account with id " + strconv.Quote(id) + " exists."}
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,171 @@
+package domain
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// PersonIDPrefix starts every person id (domain.NewID).
+const PersonIDPrefix = "per"
+
+// Values of Person.UpsertResult: what the last write did to the person.
+const (
+	UpsertCreated   = "created"
+	UpsertUpdated   = "updated"
+	UpsertUnchanged = "unchanged"
+)
+
+// Person events: a burst of changes resolves to one of them.
+const (
+	EventPersonCreated = "person.created"
+	EventPersonUpdated = "person.updated"
+)
+
+// Person is a stored person with its live tags and the values of its live
+// Person custom fields.
+type Person struct {
+	ID         string
+	AccountID  string
+	Email      *string
+	ExternalID *string
+	FID        *string
+	FirstName  *string
+	LastName   *string
+	Phone      *string
+	// Profile attributes that no API operation writes; kept as text.
+	Language   *string
+	Pseudonym  *string
+	Occupation *string
+	Age        *string
+	Ethnicity  *string
+	Income     *string
+	Edu        *string
+	// Companies is a JSON array, as stored.
+	Companies    json.RawMessage
+	Address      Address
+	EmailOptOut  bool
+	IsArchived   bool
+	UpsertResult string
+	// CustomFields maps the public key of each live Person field the person
+	// holds a value for to that value, as stored.
+	CustomFields map[string]string
+	// TagIDs and TagNames are parallel: the live tags of the person in the
+	// order they were attached.
+	TagIDs       []string
+	TagNames     []string
+	DateCreated  time.Time
+	DateLastSeen time.Time
+}
+
+// Address is the postal address of a person; every key is always present on
+// the wire, null when unknown.
+type Address struct {
+	CountryName               *string  `json:"country_name"`
+	AdministrativeAreaName    *string  `json:"administrative_area_name"`
+	Locality                  *string  `json:"locality"`
+	Premise1                  *string  `json:"premise1"`
+	Premise2                  *string  `json:"premise2"`
+	PostalCode                *string  `json:"postal_code"`
+	Lat                       *float64 `json:"lat"`
+	Lng                       *float64 `json:"lng"`
+	CountryCode               *string  `json:"country_code"`
+	CountryCode2              *string  `json:"country_code2"`
+	ContinentCode             *string  `json:"continent_code"`
+	RegionName                *string  `json:"region_name"`
+	Timezone                  *string  `json:"timezone"`
+	Organization              *string  `json:"organization"`
+	AdministrativeAreaCode    *string  `json:"administrative_area_code"`
+	SubAdministrativeAreaCode *string  `json:"sub_administrative_area_code"`
+	SubAdministrativeAreaName *string  `json:"sub_administrative_area_name"`
+}
+
+// PersonUpdate is the body of Update Person: absent fields stay, null clears.
+type PersonUpdate struct {
+	Email     Opt[string] `json:"email"`
+	FirstName Opt[string] `json:"first_name"`
+	LastName  Opt[string] `json:"last_name"`
+	Phone     Opt[string] `json:"phone"`
+	// CustomFields merges key by key: a null value removes that key; null
+	// for the whole object removes every value.
+	CustomFields Opt[map[string]json.RawMessage] `json:"custom_fields"`
+}
+
+// PersonUpsert is the body of Upsert Person: the update fields plus the two
+// identifiers that only an upsert may set. (Not embedding PersonUpdate keeps
+// decoding errors pointing at /first_name rather than a Go type's path.)
+type PersonUpsert struct {
+	Email        Opt[string]                     `json:"email"`
+	ExternalID   Opt[string]                     `json:"external_id"`
+	FID          Opt[string]                     `json:"f_id"`
+	FirstName    Opt[string]                     `json:"first_name"`
+	LastName     Opt[string]                     `json:"last_name"`
+	Phone        Opt[string]                     `json:"phone"`
+	CustomFields Opt[map[string]json.RawMessage] `json:"custom_fields"`
+}
+
+// AsUpsert is the update as an upsert that leaves external_id and f_id alone.
+func (u PersonUpdate) AsUpsert() PersonUpsert {
+	return PersonUpsert{Email: u.Email, FirstName: u.FirstName, LastName: u.LastName, Phone: u.Phone, CustomFields: u.CustomFields}
+}
+
+// MaxPersonText bounds every person text attribute, identifiers included.
+const MaxPersonText = 255
+
+// Validate checks the attributes that need no stored state.
+func (u PersonUpsert) Validate() error {
+	for _, id := range []struct {
+		ptr string
+		v   Opt[string]
+	}{{"/external_id", u.ExternalID}, {"/email", u.Email}, {"/f_id", u.FID}} {
+		if err := CheckIdentifier(id.ptr, id.v.Ptr()); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		ptr string
+		v   Opt[string]
+	}{{"/first_name", u.FirstName}, {"/last_name", u.LastName}, {"/phone", u.Phone}} {
+		if v := f.v.Ptr(); v != nil && utf8.RuneCountInString(*v) > MaxPersonText {
+			return BodyError(f.ptr, "%s is longer than %d characters.", f.ptr[1:], MaxPersonText)
+		}
+	}
+	return nil
+}
+
+// CheckIdentifier validates an email, external_id or f_id (nil is fine):
+// identifiers are matched exactly, so an empty one is refused, and an email
+// must look like one.
+func CheckIdentifier(pointer string, v *string) error {
+	if v == nil {
+		return nil
+	}
+	name := pointer[1:]
+	switch {
+	case *v == "":
+		return BodyError(pointer, "%s must not be empty; send null to leave it unset.", name)
+	case utf8.RuneCountInString(*v) > MaxPersonText:
+		return BodyError(pointer, "%s is longer than %d characters.", name, MaxPersonText)
+	case name == "email" && !plausibleEmail(*v):
+		return BodyError(pointer, "email %q is not an email address (local@domain, no spaces).", *v)
+	}
+	return nil
+}
+
+func plausibleEmail(s string) bool {
+	at := strings.LastIndexByte(s, '@')
+	return at > 0 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>")
+}
+
+// NormEmail is the form emails are compared in: case-insensitive.
+func NormEmail(email string) string { return strings.ToLower(email) }
+
+// PersonQuery selects persons for List Persons. Window mode when
+// UpdatedSince is set, otherwise lookup mode.
+type PersonQuery struct {
+	UpdatedSince *time.Time
+	ExternalID   *string
+	Email        *string
+	TagIDs       []string
+}

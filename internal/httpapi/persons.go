@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/personview"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// Bounds of List Persons and Add Person Tags.
+const (
+	// maxUpdatedSinceAge is how far back updated_since may reach (spec section 8).
+	maxUpdatedSinceAge = 30 * 24 * time.Hour
+	// maxTagIDs bounds tag_ids on List Persons and Add Person Tags.
+	maxTagIDs = 100
+)
+
+// personWrite stamps a person write with the request time and the webhook
+// coalescing window, which the store's outbox needs.
+func (s *Server) personWrite() store.Write {
+	return store.Write{Now: s.now(), Window: s.cfg.WebhookWindow}
+}
+
+// upsertPerson matches or creates a person: 201 when created, 200 when matched.
+func (s *Server) upsertPerson(w http.ResponseWriter, r *http.Request) error {
+	var in domain.PersonUpsert
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	if err := in.Validate(); err != nil {
+		return err
+	}
+	p, created, err := s.store.UpsertPerson(r.Context(), accountID(r), in, s.personWrite())
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return writeJSON(w, status, personview.Compact(p))
+}
+
+// updatePerson patches a person. external_id and f_id are stable keys that
+// only an upsert sets, so they are refused here by name, even as null.
+func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
+	var body domain.PersonUpsert
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"external_id", body.ExternalID.Set}, {"f_id", body.FID.Set}} {
+		if f.set {
+			return domain.BodyError("/"+f.name, "%s cannot be changed by Update Person; it is set by Upsert Person (POST /persons).", f.name)
+		}
+	}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	in := domain.PersonUpdate{Email: body.Email, FirstName: body.FirstName, LastName: body.LastName, Phone: body.Phone,
+		CustomFields: body.CustomFields}
+	p, err := s.store.UpdatePerson(r.Context(), accountID(r), r.PathValue("person_id"), in, s.personWrite())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, personview.Compact(p))
+}
+
+// getPerson returns the compact person, or the extended view with extended=true.
+func (s *Server) getPerson(w http.ResponseWriter, r *http.Request) error {
+	extended := false
+	if q := r.URL.Query(); q.Has("extended") {
+		switch v := q.Get("extended"); v {
+		case "true":
+			extended = true
+		case "false":
+		default:
+			return domain.ParamError("extended", "extended must be true or false; got %q.", v)
+		}
+	}
+	ctx, acc := r.Context(), accountID(r)
+	p, err := s.store.GetPerson(ctx, acc, r.PathValue("person_id"))
+	if err != nil {
+		return err
+	}
+	if !extended {
+		return writeJSON(w, http.StatusOK, personview.Compact(p))
+	}
+	fields, err := s.store.ListPersonFields(ctx, acc)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, personview.Extended(p, fields, s.cfg.PublicURL, s.now()))
+}
+
+// listPersons serves the window mode (updated_since) and the lookup mode
+// (external_id, else email).
+func (s *Server) listPersons(w http.ResponseWriter, r *http.Request) error {
+	pr, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	var pq domain.PersonQuery
+	if pq.UpdatedSince, err = parseTimeParam(r, "updated_since"); err != nil {
+		return err
+	}
+	if pq.ExternalID, err = nonEmptyParam(r, "external_id"); err != nil {
+		return err
+	}
+	if pq.Email, err = nonEmptyParam(r, "email"); err != nil {
+		return err
+	}
+	switch {
+	case pq.UpdatedSince != nil:
+		earliest := s.now().Add(-maxUpdatedSinceAge)
+		if pq.UpdatedSince.Before(earliest) {
+			return domain.ParamError("updated_since", "updated_since may be at most 30 days before now; the earliest accepted now is %s.",
+				earliest.Format(domain.TimeLayout))
+		}
+		if pq.TagIDs, err = tagIDsParam(r); err != nil {
+			return err
+		}
+	case pq.ExternalID == nil && pq.Email == nil:
+		d := "At least one of updated_since (window mode), external_id or email (lookup mode) is required."
+		return &domain.ValidationError{Detail: d, Errors: []domain.FieldError{
+			{Parameter: "updated_since", Detail: d}, {Parameter: "external_id", Detail: d}, {Parameter: "email", Detail: d},
+		}}
+	}
+	persons, total, err := s.store.ListPersons(r.Context(), accountID(r), pq, pr)
+	if err != nil {
+		return err
+	}
+	items := make([]personview.CompactPerson, len(persons))
+	for i := range persons {
+		items[i] = personview.Compact(&persons[i])
+	}
+	return writeJSON(w, http.StatusOK, page(items, pr, total))
+}
+
+// nonEmptyParam reads an optional query parameter that, when given, must
+// not be empty.
+func nonEmptyParam(r *http.Request, name string) (*string, error) {
+	q := r.URL.Query()
+	if !q.Has(name) {
+		return nil, nil
+	}
+	v := q.Get(name)
+	if v == "" {
+		return nil, domain.ParamError(name, "%s must not be empty when given.", name)
+	}
+	return &v, nil
+}
+
+// tagIDsParam reads tag_ids, repeated (tag_ids=a&tag_ids=b) or
+// comma-separated (tag_ids=a,b) or both.
+func tagIDsParam(r *http.Request) ([]string, error) {
+	var ids []string
+	for _, v := range r.URL.Query()["tag_ids"] {
+		for _, id := range strings.Split(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) > maxTagIDs {
+		return nil, domain.ParamError("tag_ids", "tag_ids may name at most %d tags; got %d.", maxTagIDs, len(ids))
+	}
+	return ids, nil
+}
+
+// addPersonTags attaches live tags to a person and returns the person.
+func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		TagIDs []string `json:"tag_ids"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	switch {
+	case len(body.TagIDs) == 0:
+		return domain.BodyError("/tag_ids", "tag_ids is required and must hold at least one tag id.")
+	case len(body.TagIDs) > maxTagIDs:
+		return domain.BodyError("/tag_ids", "tag_ids may hold at most %d tag ids; got %d.", maxTagIDs, len(body.TagIDs))
+	}
+	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), body.TagIDs, s.personWrite())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, personview.Compact(p))
+}
+
+// removePersonTag detaches a tag: 204 whether or not the person held it.
+func (s *Server) removePersonTag(w http.ResponseWriter, r *http.Request) error {
+	err := s.store.RemovePersonTag(r.Context(), accountID(r), r.PathValue("person_id"), r.PathValue("tag_id"), s.personWrite())
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,152 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// AppendBreadcrumb stores a breadcrumb and moves its person's last-seen
+// time, creating the person when its identifiers match nobody; all in the
+// person write path, so a created person opens a person.created burst.
+func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
+	var (
+		b        domain.Breadcrumb
+		replayed bool
+	)
+	_, _, err := s.personWrite(ctx, accountID, w, false, func(q querier) (string, change, error) {
+		replayed = false
+		if err := mustExist(ctx, q, "campaigns", "campaign", accountID, in.CampaignID); err != nil {
+			return "", 0, err
+		}
+		if err := mustExist(ctx, q, "projects", "project", accountID, in.ProjectID); err != nil {
+			return "", 0, err
+		}
+		personID, c, err := breadcrumbPerson(ctx, q, accountID, in, w)
+		if err != nil {
+			return "", 0, err
+		}
+		b = domain.Breadcrumb{
+			ID: in.ID, AccountID: accountID, Flavor: in.Flavor, PersonID: personID,
+			CampaignID: in.CampaignID, ProjectID: in.ProjectID, Email: in.Email, ExternalID: in.ExternalID, FID: in.FID,
+			OccurredAt: in.OccurredAt, CreatedAt: w.Now,
+		}
+		if b.ID == "" {
+			b.ID = domain.NewID(domain.BreadcrumbIDPrefix)
+		} else {
+			// A replay overwrites the record but keeps when it was first made.
+			var created int64
+			err := q.queryRow(ctx, `SELECT created_at FROM breadcrumbs WHERE account_id = ? AND id = ?`, accountID, b.ID).Scan(&created)
+			switch {
+			case err == nil:
+				replayed, b.CreatedAt = true, domain.FromMillis(created)
+			case !errors.Is(err, sql.ErrNoRows):
+				return "", 0, err
+			}
+		}
+		b.ActivityAt = b.CreatedAt
+		if b.OccurredAt != nil {
+			b.ActivityAt = *b.OccurredAt
+		}
+		_, err = q.exec(ctx, `INSERT INTO breadcrumbs (id, account_id, flavor, person_id, campaign_id, project_id,
+			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET flavor = excluded.flavor, person_id = excluded.person_id,
+				campaign_id = excluded.campaign_id, project_id = excluded.project_id, email = excluded.email,
+				external_id = excluded.external_id, f_id = excluded.f_id, occurred_at = excluded.occurred_at,
+				activity_at = excluded.activity_at`,
+			b.ID, accountID, b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID),
+			nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
+			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli())
+		return personID, c, err
+	})
+	if err != nil {
+		return domain.Breadcrumb{}, false, err
+	}
+	b.CreatedAt, b.ActivityAt = domain.FromMillis(b.CreatedAt.UnixMilli()), domain.FromMillis(b.ActivityAt.UnixMilli())
+	if b.OccurredAt != nil {
+		t := domain.FromMillis(b.OccurredAt.UnixMilli())
+		b.OccurredAt = &t
+	}
+	return b, replayed, nil
+}
+
+// breadcrumbPerson resolves the person of a breadcrumb: person_id, else the
+// first person matched by external_id, email, f_id, else a new person
+// holding those identifiers. Matching only reads: it never writes an
+// identifier onto an existing person.
+func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domain.BreadcrumbInput, w store.Write) (string, change, error) {
+	if in.PersonID != nil {
+		return *in.PersonID, seenOnly, personExists(ctx, q, accountID, *in.PersonID)
+	}
+	ids := identifiers{externalID: in.ExternalID, email: in.Email, fID: in.FID}
+	if !ids.any() {
+		return "", 0, &domain.ValidationError{Detail: "A breadcrumb needs a person: one of person_id, external_id, email, f_id."}
+	}
+	holders, err := identifierHolders(ctx, q, accountID, ids)
+	if err != nil {
+		return "", 0, err
+	}
+	if id := holders.match(ids); id != "" {
+		return id, seenOnly, nil
+	}
+	id := domain.NewID(domain.PersonIDPrefix)
+	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{identifiers: ids}, w)
+}
+
+// mustExist checks that an optional reference names a row of the account.
+func mustExist(ctx context.Context, q querier, table, kind, accountID string, id *string) error {
+	if id == nil {
+		return nil
+	}
+	var one int
+	err := q.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE account_id = ? AND id = ?`, accountID, *id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.NotFound(kind, *id)
+	}
+	return err
+}
+
+const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, project_id, email, external_id, f_id,
+	occurred_at, activity_at, created_at`
+
+// ListBreadcrumbs returns a page of breadcrumbs, newest activity first.
+func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) ([]domain.Breadcrumb, int, error) {
+	where, args := `account_id = ?`, []any{accountID}
+	for _, eq := range []struct {
+		column string
+		value  *string
+	}{{"flavor", f.Flavor}, {"person_id", f.PersonID}, {"campaign_id", f.CampaignID}, {"project_id", f.ProjectID}} {
+		if eq.value != nil {
+			where += ` AND ` + eq.column + ` = ?`
+			args = append(args, *eq.value)
+		}
+	}
+	if f.Since != nil {
+		where += ` AND activity_at >= ?`
+		args = append(args, ceilMillis(*f.Since))
+	}
+	if f.Until != nil {
+		where += ` AND activity_at <= ?`
+		args = append(args, f.Until.UnixMilli())
+	}
+	return listPage(ctx, s.reader(), breadcrumbColumns, `breadcrumbs WHERE `+where, `activity_at DESC, id DESC`, args, p, scanBreadcrumb)
+}
+
+func scanBreadcrumb(sc scanner) (domain.Breadcrumb, error) {
+	var (
+		b                                  domain.Breadcrumb
+		campaign, project, email, ext, fid sql.NullString
+		occurred                           sql.NullInt64
+		activity, created                  int64
+	)
+	if err := sc.Scan(&b.ID, &b.AccountID, &b.Flavor, &b.PersonID, &campaign, &project, &email, &ext, &fid,
+		&occurred, &activity, &created); err != nil {
+		return b, err
+	}
+	b.CampaignID, b.ProjectID, b.Email, b.ExternalID, b.FID = strPtr(campaign), strPtr(project), strPtr(email), strPtr(ext), strPtr(fid)
+	b.OccurredAt, b.ActivityAt, b.CreatedAt = timePtr(occurred), domain.FromMillis(activity), domain.FromMillis(created)
+	return b, nil
+}

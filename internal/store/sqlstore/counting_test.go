@@ -1,0 +1,171 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/pds-dev/pds/internal/store/postgres"
+	sqliteengine "github.com/pds-dev/pds/internal/store/sqlite"
+	"github.com/pds-dev/pds/internal/store/sqlstore"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+// These tests open the one store implementation over a driver that counts
+// every statement it executes, and keep a handle on the database to do what
+// no store method does (seed in bulk, close a burst as the webhook worker
+// would).
+
+// statements counts executed statements (Exec and Query), not prepares.
+var statements atomic.Int64
+
+var registerCounting = sync.OnceFunc(func() {
+	for _, name := range []string{"sqlite", "pgx"} {
+		db, err := sql.Open(name, "")
+		if err != nil {
+			panic(err)
+		}
+		sql.Register("counting-"+name, countingDriver{db.Driver()})
+		db.Close()
+	}
+})
+
+// rawStore is a store with the database under it.
+type rawStore struct {
+	*sqlstore.Store
+	db *sql.DB
+}
+
+// openCounting opens a fresh database of the engine through the counting driver.
+func openCounting(t testing.TB, eng testenv.Engine) rawStore {
+	t.Helper()
+	registerCounting()
+	ctx := context.Background()
+	target := eng.NewDatabase(t)
+	var (
+		db  *sql.DB
+		st  *sqlstore.Store
+		err error
+	)
+	switch eng.Name {
+	case "sqlite":
+		if err = sqliteengine.Migrate(ctx, target); err != nil {
+			t.Fatal(err)
+		}
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "foreign_keys(ON)")
+		q.Set("_txlock", "immediate")
+		db, err = sql.Open("counting-sqlite", "file:"+target+"?"+q.Encode())
+		db.SetMaxOpenConns(1)
+		st = sqlstore.New(sqlstore.Dialect{Name: "sqlite"}, db, db, countingIsUnique)
+	default:
+		if err = postgres.Migrate(ctx, target); err != nil {
+			t.Fatal(err)
+		}
+		db, err = sql.Open("counting-pgx", target)
+		st = sqlstore.New(sqlstore.Dialect{Name: "postgres", Numbered: true}, db, db, countingIsUnique)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return rawStore{Store: st, db: db}
+}
+
+func countingIsUnique(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// countStatements runs fn and returns how many statements it executed.
+func countStatements(fn func()) int64 {
+	before := statements.Load()
+	fn()
+	return statements.Load() - before
+}
+
+type countingDriver struct{ driver.Driver }
+
+func (d countingDriver) Open(name string) (driver.Conn, error) {
+	c, err := d.Driver.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{c}, nil
+}
+
+type countingConn struct{ driver.Conn }
+
+func (c *countingConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	var (
+		st  driver.Stmt
+		err error
+	)
+	if pc, ok := c.Conn.(driver.ConnPrepareContext); ok {
+		st, err = pc.PrepareContext(ctx, query)
+	} else {
+		st, err = c.Conn.Prepare(query)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &countingStmt{st}, nil
+}
+
+func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	return c.Conn.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+}
+
+func (c *countingConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+func (c *countingConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+type countingStmt struct{ driver.Stmt }
+
+func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	statements.Add(1)
+	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
+		return e.ExecContext(ctx, args)
+	}
+	return nil, errors.New("the driver's statements do not take a context")
+}
+
+func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	statements.Add(1)
+	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	return nil, errors.New("the driver's statements do not take a context")
+}

@@ -1,0 +1,234 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+const personColumns = `id, email, external_id, f_id, first_name, last_name, phone,
+	language, pseudonym, occupation, age, ethnicity, income, edu, companies, address,
+	email_opt_out, is_archived, upsert_result, created_at, last_seen_at`
+
+func scanPerson(sc scanner) (domain.Person, error) {
+	var (
+		p                                                        domain.Person
+		email, ext, fid, first, last, phone                      sql.NullString
+		language, pseudonym, occupation, age, ethnicity, inc, ed sql.NullString
+		companies, address                                       string
+		created, seen                                            int64
+	)
+	if err := sc.Scan(&p.ID, &email, &ext, &fid, &first, &last, &phone,
+		&language, &pseudonym, &occupation, &age, &ethnicity, &inc, &ed, &companies, &address,
+		&p.EmailOptOut, &p.IsArchived, &p.UpsertResult, &created, &seen); err != nil {
+		return p, err
+	}
+	p.Email, p.ExternalID, p.FID = strPtr(email), strPtr(ext), strPtr(fid)
+	p.FirstName, p.LastName, p.Phone = strPtr(first), strPtr(last), strPtr(phone)
+	p.Language, p.Pseudonym, p.Occupation, p.Age = strPtr(language), strPtr(pseudonym), strPtr(occupation), strPtr(age)
+	p.Ethnicity, p.Income, p.Edu = strPtr(ethnicity), strPtr(inc), strPtr(ed)
+	p.Companies = json.RawMessage(`[]`)
+	if json.Valid([]byte(companies)) && len(companies) > 0 && companies[0] == '[' {
+		p.Companies = json.RawMessage(companies)
+	}
+	// The profile columns are written outside the API; a malformed address
+	// shows as unknown rather than failing every read of the person.
+	_ = json.Unmarshal([]byte(address), &p.Address)
+	p.DateCreated, p.DateLastSeen = domain.FromMillis(created), domain.FromMillis(seen)
+	return p, nil
+}
+
+// getPerson reads one person with its tags and custom field values.
+func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Person, error) {
+	p, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = ? AND id = ?`, accountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("person", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ps := []domain.Person{p}
+	if err := attachDetails(ctx, q, accountID, ps); err != nil {
+		return nil, err
+	}
+	return &ps[0], nil
+}
+
+// GetPerson returns one person of the account.
+func (s *Store) GetPerson(ctx context.Context, accountID, id string) (*domain.Person, error) {
+	return getPerson(ctx, s.reader(), accountID, id)
+}
+
+// attachDetails loads the live tags and the live Person custom field values
+// of a whole page of persons in two queries, whatever its length.
+func attachDetails(ctx context.Context, q querier, accountID string, ps []domain.Person) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	at := make(map[string]*domain.Person, len(ps))
+	ids := make([]string, len(ps))
+	for i := range ps {
+		ps[i].TagIDs, ps[i].TagNames, ps[i].CustomFields = []string{}, []string{}, map[string]string{}
+		at[ps[i].ID] = &ps[i]
+		ids[i] = ps[i].ID
+	}
+	in, idArgs := inList(ids)
+
+	rows, err := q.query(ctx, `SELECT pt.person_id, t.id, t.name FROM person_tags pt
+		JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
+		WHERE pt.account_id = ? AND pt.person_id IN (`+in+`)
+		ORDER BY pt.person_id, pt.created_at, t.id`, append([]any{accountID}, idArgs...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid, tid, name string
+		if err := rows.Scan(&pid, &tid, &name); err != nil {
+			return err
+		}
+		if p := at[pid]; p != nil {
+			p.TagIDs, p.TagNames = append(p.TagIDs, tid), append(p.TagNames, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+
+	// CROSS JOIN keeps SQLite driving from the page's ids through the
+	// primary key instead of probing values per field of the account.
+	rows, err = q.query(ctx, `SELECT v.person_id, f.key, v.value FROM person_field_values v
+		CROSS JOIN custom_fields f
+		WHERE f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL
+			AND v.account_id = ? AND v.person_id IN (`+in+`)`, append([]any{accountID}, idArgs...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid, key, value string
+		if err := rows.Scan(&pid, &key, &value); err != nil {
+			return err
+		}
+		if p := at[pid]; p != nil {
+			p.CustomFields[key] = value
+		}
+	}
+	return rows.Err()
+}
+
+// inListSizes are the lengths an IN list is padded to, so that a query
+// takes one of a few shapes (and prepared statements) whatever the count.
+var inListSizes = []int{1, 5, 25, 100}
+
+// inList returns the placeholders and arguments of an IN list of ids, padded
+// by repeating the first id (which changes no result).
+func inList(ids []string) (string, []any) {
+	n := len(ids)
+	if i := slices.IndexFunc(inListSizes, func(size int) bool { return size >= n }); i >= 0 {
+		n = inListSizes[i]
+	}
+	args := make([]any, n)
+	for i := range args {
+		if i < len(ids) {
+			args[i] = ids[i]
+		} else {
+			args[i] = ids[0]
+		}
+	}
+	return placeholders(n), args
+}
+
+// ListPersons returns a page of persons in window or lookup mode.
+func (s *Store) ListPersons(ctx context.Context, accountID string, pq domain.PersonQuery, p domain.PageRequest) ([]domain.Person, int, error) {
+	where, args, err := personFilter(accountID, pq)
+	if err != nil {
+		return nil, 0, err
+	}
+	q := s.reader()
+	out, total, err := listPage(ctx, q, personColumns, `persons WHERE `+where, `last_seen_at, id`, args, p, scanPerson)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, attachDetails(ctx, q, accountID, out)
+}
+
+// personFilter builds the WHERE clause of List Persons. Window mode filters
+// by last seen (index persons_last_seen), external_id and tags; lookup mode
+// resolves one person through the unique external_id or email index.
+func personFilter(accountID string, pq domain.PersonQuery) (string, []any, error) {
+	where, args := `account_id = ?`, []any{accountID}
+	switch {
+	case pq.UpdatedSince != nil:
+		where += ` AND last_seen_at >= ?`
+		args = append(args, ceilMillis(*pq.UpdatedSince))
+		if pq.ExternalID != nil {
+			where += ` AND external_id = ?`
+			args = append(args, *pq.ExternalID)
+		}
+		if tags := dedupe(pq.TagIDs); len(tags) > 0 {
+			// A person holds all n tags when n of its links point at them;
+			// an archived or unknown id matches no link, so nobody qualifies.
+			in, tagArgs := inList(tags)
+			where += ` AND id IN (SELECT pt.person_id FROM person_tags pt
+				JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
+				WHERE pt.account_id = ? AND pt.tag_id IN (` + in + `)
+				GROUP BY pt.person_id HAVING COUNT(*) = ?)`
+			args = append(append(append(args, accountID), tagArgs...), len(tags))
+		}
+	case pq.ExternalID != nil:
+		where += ` AND external_id = ?`
+		args = append(args, *pq.ExternalID)
+	case pq.Email != nil:
+		where += ` AND email_norm = ?`
+		args = append(args, domain.NormEmail(*pq.Email))
+	default:
+		return "", nil, &domain.ValidationError{Detail: "At least one of updated_since, email, external_id is required."}
+	}
+	return where, args, nil
+}
+
+func dedupe(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// ListPersonFields returns the live Person custom fields of the account.
+func (s *Store) ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error) {
+	rows, err := s.reader().query(ctx, `SELECT `+fieldColumns+` FROM custom_fields
+		WHERE account_id = ? AND collection = 'Person' AND archived_at IS NULL ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []domain.CustomField{}
+	for rows.Next() {
+		f, err := scanField(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// ceilMillis is the first stored millisecond at or after t, so that an
+// inclusive lower bound with sub-millisecond digits keeps its meaning.
+func ceilMillis(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.After(domain.FromMillis(ms)) {
+		ms++
+	}
+	return ms
+}
