@@ -15,6 +15,7 @@ import (
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/webhook"
 )
 
 // serveConfig is every server setting of decisions.md section 9.
@@ -82,6 +83,11 @@ func (e cmdEnv) serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -96,13 +102,19 @@ func (e cmdEnv) serve(args []string) error {
 
 	select {
 	case err := <-errc:
+		stopWebhooks(cfg.shutdownGracePeriod)
 		return err
 	case <-e.ctx.Done():
 	}
 	log.Info("shutting down: finishing in-flight requests", "grace", cfg.shutdownGracePeriod.String())
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGracePeriod)
 	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil {
+	err = hs.Shutdown(ctx)
+	// The worker stops last: attempts in flight finish within what is left
+	// of the grace; whatever is not delivered yet waits in the database.
+	deadline, _ := ctx.Deadline()
+	stopWebhooks(time.Until(deadline))
+	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	log.Info("stopped")

@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// WebhookEvents lists every event a subscription may name (spec section 6):
-// person.created, then person.updated.
-var WebhookEvents = []string{"person.created", "person.updated"}
+// WebhookEvents lists every event a subscription may name (spec section 6).
+var WebhookEvents = []string{EventPersonCreated, EventPersonUpdated}
 
 // Why a subscription is inactive (decisions.md section 10, plus "manual"
 // for a PATCH {"is_active": false}).

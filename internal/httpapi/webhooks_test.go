@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/httpapi/apitest"
 	"github.com/pds-dev/pds/internal/testenv"
 	"github.com/pds-dev/pds/internal/webhook"
@@ -64,7 +65,8 @@ func newWebhookEnv(t *testing.T, eng testenv.Engine, s webhook.Settings) *webhoo
 	cfg := apitest.DefaultConfig()
 	cfg.Webhook = s
 	env := apitest.New(t, eng, apitest.WithConfig(cfg))
-	w, err := webhook.NewWorker(env.Store, &webhooktest.Renderer{}, env.Clock, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	render := webhook.PersonRenderer{Persons: env.Store, PublicURL: cfg.PublicURL}
+	w, err := webhook.NewWorker(env.Store, render, env.Clock, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +81,15 @@ func (e *webhookEnv) run() {
 	}
 }
 
-// changePerson records a person change in the outbox, as a person write does.
-func (e *webhookEnv) changePerson(acc, person string) {
+// touch creates the person with this external id, or changes it, through
+// the API, and returns its id.
+func (e *webhookEnv) touch(key, externalID string) string {
 	e.T.Helper()
-	if err := e.Store.TouchBurst(context.Background(), acc, person, false, e.Clock.Now(), e.window); err != nil {
-		e.T.Fatal(err)
+	var p struct {
+		ID string `json:"id"`
 	}
+	e.Post(key, "/persons", map[string]any{"external_id": externalID, "first_name": domain.RandomHex(4)}).Want(200, 201).JSON(&p)
+	return p.ID
 }
 
 func createWebhook(env *apitest.Env, key, url string, events ...string) webhookView {
@@ -265,7 +270,7 @@ func TestRotateSecret(t *testing.T) {
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
 		acc := env.NewAccount()
 		key := env.Key(acc)
-		hook := createWebhook(env.Env, key, rc.URL, "person.updated")
+		hook := createWebhook(env.Env, key, rc.URL, "person.created")
 
 		// No body and no Content-Type needed; nothing pending: the previous
 		// secret is dropped at once.
@@ -284,7 +289,7 @@ func TestRotateSecret(t *testing.T) {
 		// A delivery waiting for its second attempt keeps the secret it was
 		// made with until its last scheduled attempt: 5 s from its first,
 		// then the rest of the schedule (75 h 35 min), plus at most 10% jitter.
-		env.changePerson(acc, "per_1")
+		env.touch(key, "p1")
 		env.Clock.Advance(env.window)
 		firstAttempt := env.Clock.Now()
 		env.run()
@@ -304,25 +309,25 @@ func TestDeliveryLogAndRedelivery(t *testing.T) {
 		acc := env.NewAccount()
 		key := env.Key(acc)
 		otherKey := env.Key(env.NewAccount())
-		hook := createWebhook(env.Env, key, rc.URL, "person.updated")
+		hook := createWebhook(env.Env, key, rc.URL, "person.created")
 		base := "/webhooks/" + hook.ID + "/deliveries"
 
-		env.changePerson(acc, "per_1")
+		p1 := env.touch(key, "p1")
 		env.Clock.Advance(env.window)
 		env.run()
 		env.Clock.Advance(time.Hour)
-		env.changePerson(acc, "per_2")
+		p2 := env.touch(key, "p2")
 		env.Clock.Advance(env.window)
 		rc.Always(http.StatusNotFound)
-		env.run() // per_2: 404; per_1's retry, due long ago: 404 too
+		env.run() // p2: 404; p1's retry, due long ago: 404 too
 
 		log := listOf[deliveryView](env.Env, key, base)
-		if log.Total != 2 || log.Items[0].PersonID != "per_2" || log.Items[1].PersonID != "per_1" {
+		if log.Total != 2 || log.Items[0].PersonID != p2 || log.Items[1].PersonID != p1 {
 			t.Fatalf("log (newest first) %+v", log)
 		}
 		first := log.Items[1]
 		if first.Status != "failed" || first.Attempts != 2 || *first.LastStatusCode != 404 || first.NextAttemptAt != nil ||
-			!strings.Contains(*first.LastError, "404") || first.Event != "person.updated" || first.Created != "2026-11-21T10:05:00.000Z" {
+			!strings.Contains(*first.LastError, "404") || first.Event != "person.created" || first.Created != "2026-11-21T10:05:00.000Z" {
 			t.Fatalf("first delivery %+v", first)
 		}
 		var detail deliveryView
@@ -366,9 +371,9 @@ func TestDeactivationShowsAndPatchReactivates(t *testing.T) {
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
 		acc := env.NewAccount()
 		key := env.Key(acc)
-		hook := createWebhook(env.Env, key, rc.URL, "person.updated")
+		hook := createWebhook(env.Env, key, rc.URL, "person.created")
 		deliver := func(person string) {
-			env.changePerson(acc, person)
+			env.touch(key, person)
 			env.Clock.Advance(env.window)
 			env.run()
 		}

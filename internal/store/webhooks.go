@@ -41,10 +41,6 @@ type Webhooks interface {
 	// *domain.ConflictError.
 	Redeliver(ctx context.Context, accountID, webhookID, id string, now time.Time) (*domain.Delivery, error)
 
-	// TouchBurst records a change to a person in the outbox: it opens the
-	// person's burst (event person.created when created, else
-	// person.updated) or slides its window to at+window.
-	TouchBurst(ctx context.Context, accountID, personID string, created bool, at time.Time, window time.Duration) error
 	// ClaimBursts leases up to limit bursts due at now.
 	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)
 	// CloseBurst deletes a claimed burst, when it is still due as claimed,

@@ -10,9 +10,9 @@ import (
 	"github.com/pds-dev/pds/internal/webhook/webhooktest"
 )
 
-// BenchmarkBurstToDelivery: per person changed, closing its burst and
-// delivering it, signed, to a local HTTPS receiver (connections reused),
-// with every row written on the engine.
+// BenchmarkBurstToDelivery: per person created, the person write with its
+// outbox row, closing the burst and delivering it, signed, to a local HTTPS
+// receiver (connections reused), with every row written on the engine.
 func BenchmarkBurstToDelivery(b *testing.B) {
 	for _, eng := range testenv.Engines {
 		b.Run(eng.Name, func(b *testing.B) {
@@ -21,13 +21,11 @@ func BenchmarkBurstToDelivery(b *testing.B) {
 			clk := clock.NewFake(t0)
 			r := newRig(b, st, clk, webhooktest.Settings(rc))
 			r.acc = r.account()
-			r.subscribe(r.acc, rc.URL, "person.updated")
+			r.subscribe(r.acc, rc.URL, "person.created")
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := range b.N {
-				if err := st.TouchBurst(ctx, r.acc, fmt.Sprintf("per_%d", i), false, clk.Now(), window); err != nil {
-					b.Fatal(err)
-				}
+				r.touch(r.acc, fmt.Sprintf("p%d", i))
 			}
 			clk.Advance(window)
 			if err := r.worker.RunOnce(ctx); err != nil {

@@ -73,12 +73,19 @@ func (r *rig) subscribe(acc, url string, events ...string) domain.Webhook {
 	return w
 }
 
-// change records a change to a person now, as a person write does.
-func (r *rig) change(acc, person string, created bool) {
+// touch creates the person with this external id, or changes it when it
+// exists, now, through the person write path (which records the change in
+// the outbox), and returns its id.
+func (r *rig) touch(acc, externalID string) string {
 	r.t.Helper()
-	if err := r.st.TouchBurst(context.Background(), acc, person, created, r.clock.Now(), window); err != nil {
+	p, _, err := r.st.UpsertPerson(context.Background(), acc, domain.PersonUpsert{
+		ExternalID: domain.Opt[string]{Set: true, Value: externalID},
+		FirstName:  domain.Opt[string]{Set: true, Value: domain.RandomHex(4)},
+	}, store.Write{Now: r.clock.Now(), Window: window})
+	if err != nil {
 		r.t.Fatal(err)
 	}
+	return p.ID
 }
 
 func (r *rig) run() {
@@ -149,11 +156,11 @@ func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.
 		r.subscribe(r.account(), foreign.URL, "person.created", "person.updated")
 
 		// A creation and two edits inside the window: one burst, person.created.
-		r.change(r.acc, "per_new", true)
+		person := r.touch(r.acc, "new")
 		r.clock.Advance(time.Minute)
-		r.change(r.acc, "per_new", false)
+		r.touch(r.acc, "new")
 		r.clock.Advance(2 * time.Minute)
-		r.change(r.acc, "per_new", false)
+		r.touch(r.acc, "new")
 		r.advance(window - time.Millisecond)
 		wantRequests(t, both, 0)
 		r.advance(time.Millisecond)
@@ -169,7 +176,7 @@ func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.
 		}
 		var keys map[string]json.RawMessage
 		_ = json.Unmarshal(got.Body, &keys)
-		if len(keys) != 4 || !strings.Contains(string(body.Data), `"id":"per_new"`) {
+		if len(keys) != 4 || !strings.Contains(string(body.Data), `"id":"`+person+`"`) {
 			t.Fatalf("body keys %v / data %s", keys, body.Data)
 		}
 		h := got.Header
@@ -190,15 +197,15 @@ func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.
 			t.Fatal("two subscriptions got the same delivery id")
 		}
 		ds := r.deliveries(subBoth)
-		if len(ds) != 1 || ds[0].Status != domain.DeliverySucceeded || ds[0].Attempts != 1 || *ds[0].LastStatusCode != 204 || ds[0].PersonID != "per_new" {
+		if len(ds) != 1 || ds[0].Status != domain.DeliverySucceeded || ds[0].Attempts != 1 || *ds[0].LastStatusCode != 204 || ds[0].PersonID != person {
 			t.Fatalf("delivery log %+v", ds)
 		}
 
 		// Edits to an existing person: one person.updated.
 		r.clock.Advance(time.Hour)
-		r.change(r.acc, "per_new", false)
+		r.touch(r.acc, "new")
 		r.advance(time.Minute)
-		r.change(r.acc, "per_new", false)
+		r.touch(r.acc, "new")
 		r.advance(window)
 		if b := decode(t, wantRequests(t, both, 2)[1]); b.Event != "person.updated" {
 			t.Fatalf("second burst delivered as %s", b.Event)
@@ -231,8 +238,8 @@ func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) 
 		s := webhooktest.Settings(rc)
 		s.Timeout = 300 * time.Millisecond
 		r := start(t, eng, s)
-		sub := r.subscribe(r.acc, rc.URL, "person.updated")
-		r.change(r.acc, "per_1", false)
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
+		r.touch(r.acc, "p1")
 		r.advance(window)
 		wantRequests(t, rc, 1)
 		ds := r.deliveries(sub)
@@ -289,8 +296,8 @@ func TestRetriesRunOutThenTheDeliveryFails(t *testing.T) {
 		s := webhooktest.Settings(rc)
 		s.Schedule = []time.Duration{0, time.Second, time.Minute}
 		r := start(t, eng, s)
-		sub := r.subscribe(r.acc, rc.URL, "person.updated")
-		r.change(r.acc, "per_1", false)
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
+		r.touch(r.acc, "p1")
 		r.advance(window)
 		r.advance(time.Second)
 		r.advance(time.Minute)
@@ -317,9 +324,9 @@ func TestRedirectsAndClientErrorsAreNotRetried(t *testing.T) {
 		codes := []int{301, 302, 307, 308, 400, 401, 403, 404, 408, 422, 429}
 		subs := map[int]domain.Webhook{}
 		for _, c := range codes {
-			subs[c] = r.subscribe(r.acc, fmt.Sprintf("%s/status/%d", rc.Server.URL, c), "person.updated")
+			subs[c] = r.subscribe(r.acc, fmt.Sprintf("%s/status/%d", rc.Server.URL, c), "person.created")
 		}
-		r.change(r.acc, "per_1", false)
+		r.touch(r.acc, "p1")
 		r.advance(window)
 		r.advance(48 * time.Hour)
 		for _, req := range wantRequests(t, rc, len(codes)) {
@@ -349,10 +356,10 @@ func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
 			return http.StatusGone
 		})
 		r := start(t, eng, webhooktest.Settings(rc))
-		sub := r.subscribe(r.acc, rc.URL, "person.updated")
-		r.change(r.acc, "per_1", false)
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
+		r.touch(r.acc, "p1")
 		r.clock.Advance(time.Second)
-		r.change(r.acc, "per_2", false)
+		r.touch(r.acc, "p2")
 		r.advance(window - time.Second) // per_1: 503, retry in 5 s
 		r.advance(time.Second)          // per_2: 410
 		wantRequests(t, rc, 2)
@@ -365,7 +372,7 @@ func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
 				t.Fatalf("delivery %+v still %s", d, d.Status)
 			}
 		}
-		r.change(r.acc, "per_3", false)
+		r.touch(r.acc, "p3")
 		r.advance(window)
 		r.advance(24 * time.Hour)
 		wantRequests(t, rc, 2)
@@ -380,10 +387,10 @@ func TestAFailureStreakDeactivatesAndReactivationClearsIt(t *testing.T) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusBadRequest)
 		r := start(t, eng, webhooktest.Settings(rc))
-		sub := r.subscribe(r.acc, rc.URL, "person.updated")
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
 		fail := func(person string, after time.Duration) {
 			r.clock.Advance(after)
-			r.change(r.acc, person, false)
+			r.touch(r.acc, person)
 			r.advance(window)
 		}
 		fail("per_1", 0)
@@ -422,23 +429,23 @@ func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
 			return http.StatusOK
 		})
 		r := start(t, eng, webhooktest.Settings(rc))
-		sub := r.subscribe(r.acc, rc.URL, "person.updated")
-		r.change(r.acc, "per_before", false)
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
+		before := r.touch(r.acc, "before")
 		r.advance(window) // 503: the delivery stays in flight
 		rotated, rounds, err := r.st.RotateWebhookSecret(context.Background(), r.acc, sub.ID, webhook.NewSecret(), r.clock.Now())
 		if err != nil || len(rounds) != 1 {
 			t.Fatal(rounds, err)
 		}
-		r.change(r.acc, "per_after", false)
+		r.touch(r.acc, "after")
 		r.advance(window)
 		reqs := wantRequests(t, rc, 3)
 		verifies := func(req webhooktest.Request, secret string) bool {
 			return webhookverify.Verify(req.Header, req.Body, []string{secret}, r.clock.Now(), webhookverify.Options{}) == nil
 		}
 		for i, req := range reqs {
-			before := strings.Contains(string(req.Body), "per_before")
-			if before != verifies(req, sub.Secret) || before == verifies(req, rotated.Secret) {
-				t.Errorf("request %d (made before the rotation: %v) is signed with the wrong secret", i+1, before)
+			old := strings.Contains(string(req.Body), before)
+			if old != verifies(req, sub.Secret) || old == verifies(req, rotated.Secret) {
+				t.Errorf("request %d (made before the rotation: %v) is signed with the wrong secret", i+1, old)
 			}
 		}
 		if err := webhookverify.Verify(reqs[1].Header, reqs[1].Body, []string{rotated.Secret, sub.Secret}, r.clock.Now(), webhookverify.Options{}); err != nil {
@@ -458,8 +465,8 @@ func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
 		s.Resolver = fakeResolver{"example.com": {"127.0.0.1"}}
 		r := start(t, eng, s)
 		_, port, _ := strings.Cut(strings.TrimPrefix(rc.Server.URL, "https://"), ":")
-		sub := r.subscribe(r.acc, "https://example.com:"+port+"/hook", "person.updated")
-		r.change(r.acc, "per_1", false)
+		sub := r.subscribe(r.acc, "https://example.com:"+port+"/hook", "person.created")
+		r.touch(r.acc, "p1")
 		r.advance(window)
 		wantRequests(t, rc, 0)
 		d := r.deliveries(sub)[0]
@@ -486,7 +493,7 @@ func TestRestartDeliversWhatWasCommitted(t *testing.T) {
 		first := newRig(t, eng.Open(t, db), clk, webhooktest.Settings(rc))
 		first.acc = first.account()
 		sub := first.subscribe(first.acc, rc.URL, "person.created")
-		first.change(first.acc, "per_1", true)
+		first.touch(first.acc, "p1")
 		first.advance(window / 2)
 		first.st.Close()
 
@@ -526,8 +533,8 @@ func TestInstancesShareTheWork(t *testing.T) {
 		}
 		const persons = 60
 		for i := range persons {
-			a.change(a.acc, fmt.Sprintf("per_%03d", i), true)
-			b.change(a.acc, fmt.Sprintf("per_%03d", i), false)
+			a.touch(a.acc, fmt.Sprintf("p%03d", i))
+			b.touch(a.acc, fmt.Sprintf("p%03d", i))
 		}
 		clk.Advance(window)
 		var wg sync.WaitGroup
@@ -573,22 +580,22 @@ func TestRenderingOnlyForListenersAndRetriedAfterAFailure(t *testing.T) {
 		rc := webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(rc))
 		r.subscribe(r.acc, rc.URL, "person.updated")
-		r.change(r.acc, "per_created", true)
-		r.change(r.account(), "per_elsewhere", false)
+		created := r.touch(r.acc, "created") // a person.created burst
+		elsewhere := r.touch(r.account(), "elsewhere")
 		r.advance(window)
-		if n := r.render.Renders("per_created") + r.render.Renders("per_elsewhere"); n != 0 {
+		if n := r.render.Renders(created) + r.render.Renders(elsewhere); n != 0 {
 			t.Fatalf("%d renders for bursts nobody listens to", n)
 		}
 
 		r.render.Fail(errors.New("database unavailable"))
-		r.change(r.acc, "per_1", false)
+		r.touch(r.acc, "created") // now a person.updated burst
 		r.advance(window)
 		wantRequests(t, rc, 0)
 		r.render.Fail(nil)
 		r.advance(59 * time.Second)
 		wantRequests(t, rc, 0) // still leased
 		r.advance(time.Second)
-		if b := decode(t, wantRequests(t, rc, 1)[0]); !strings.Contains(string(b.Data), "per_1") {
+		if b := decode(t, wantRequests(t, rc, 1)[0]); !strings.Contains(string(b.Data), created) {
 			t.Fatalf("delivered %s", b.Data)
 		}
 	})

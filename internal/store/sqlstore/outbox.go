@@ -8,29 +8,10 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-// The outbox: one bursts row per person with changes not yet delivered. A
-// person write adds or slides it in the write's own transaction, so no
-// acknowledged change is lost and a rolled-back write fires nothing.
-
-// TouchBurst opens or slides a person's burst outside any other write.
-func (s *Store) TouchBurst(ctx context.Context, accountID, personID string, created bool, at time.Time, window time.Duration) error {
-	return touchBurst(ctx, s.writer(), accountID, personID, created, at, window)
-}
-
-// touchBurst is the outbox write, for use inside a person write's
-// transaction. The event of an open burst never changes: it is decided by
-// the change that opened it.
-func touchBurst(ctx context.Context, q querier, accountID, personID string, created bool, at time.Time, window time.Duration) error {
-	event := domain.WebhookEvents[1]
-	if created {
-		event = domain.WebhookEvents[0]
-	}
-	_, err := q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at, lease_until)
-		VALUES (?, ?, ?, ?, ?, ?, NULL)
-		ON CONFLICT (person_id) DO UPDATE SET last_change_at = excluded.last_change_at, due_at = excluded.due_at`,
-		personID, accountID, event, at.UnixMilli(), at.UnixMilli(), at.Add(window).UnixMilli())
-	return err
-}
+// The outbox: one bursts row per person with changes not yet delivered,
+// written by the person write path in the write's own transaction
+// (recordChange), so no acknowledged change is lost and a rolled-back write
+// fires nothing. Workers claim due rows here and close them.
 
 // ClaimBursts leases due bursts. The lease conditions are repeated outside
 // the subquery so that PostgreSQL re-checks them on the row it finally

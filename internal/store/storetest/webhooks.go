@@ -40,11 +40,11 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	st := newStore(t)
 	acc, other := NewAccount(t, st), NewAccount(t, st)
-	a := newWebhook(t, st, acc, "person.updated")
+	a := newWebhook(t, st, acc, domain.EventPersonUpdated)
 	b := newWebhook(t, st, acc)
 
 	got, err := st.GetWebhook(ctx, acc, a.ID)
-	if err != nil || got.Name != "crm" || !slices.Equal(got.Events, []string{"person.updated"}) || !got.IsActive ||
+	if err != nil || got.Name != "crm" || !slices.Equal(got.Events, []string{domain.EventPersonUpdated}) || !got.IsActive ||
 		got.Secret != a.Secret || got.SecretVersion != 1 || got.DisabledReason != nil || got.LastError != nil ||
 		!got.CreatedAt.Equal(Epoch) {
 		t.Fatalf("read back %+v, %v", got, err)
@@ -105,14 +105,27 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	})
 }
 
-// openBurst records a change at `at` and returns the person id.
-func openBurst(t testing.TB, st store.Store, account string, created bool, at time.Time) string {
+// openBurst creates a person at `at`, through the person write path that
+// records the change in the outbox, and returns its id.
+func openBurst(t testing.TB, st store.Store, account string, at time.Time) string {
 	t.Helper()
-	person := domain.NewID("per")
-	if err := st.TouchBurst(context.Background(), account, person, created, at, burstWindow); err != nil {
-		t.Fatalf("touch burst: %v", err)
+	p, created, err := st.UpsertPerson(context.Background(), account,
+		domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: domain.NewID("ext")}},
+		store.Write{Now: at, Window: burstWindow})
+	if err != nil || !created {
+		t.Fatalf("create person: %v (created %v)", err, created)
 	}
-	return person
+	return p.ID
+}
+
+// changePerson changes a person at `at`, sliding its burst.
+func changePerson(t testing.TB, st store.Store, account, personID string, at time.Time) {
+	t.Helper()
+	if _, err := st.UpdatePerson(context.Background(), account, personID,
+		domain.PersonUpdate{FirstName: domain.Opt[string]{Set: true, Value: domain.RandomHex(4)}},
+		store.Write{Now: at, Window: burstWindow}); err != nil {
+		t.Fatalf("change person: %v", err)
+	}
 }
 
 // everySubscription is a CloseBurst builder: one delivery per active
@@ -142,15 +155,13 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	t.Run("a burst keeps its opening event and slides its due time", func(t *testing.T) {
 		st := newStore(t)
 		acc := NewAccount(t, st)
-		p := openBurst(t, st, acc, true, Epoch)
-		if err := st.TouchBurst(ctx, acc, p, false, Epoch.Add(time.Minute), burstWindow); err != nil {
-			t.Fatal(err)
-		}
+		p := openBurst(t, st, acc, Epoch)
+		changePerson(t, st, acc, p, Epoch.Add(time.Minute))
 		if got, _ := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10); len(got) != 0 {
 			t.Fatalf("claimed %d bursts before the slid burstWindow closed", len(got))
 		}
 		got, err := st.ClaimBursts(ctx, Epoch.Add(time.Minute+burstWindow), lease, 10)
-		if err != nil || len(got) != 1 || got[0].PersonID != p || got[0].Event != "person.created" || got[0].AccountID != acc ||
+		if err != nil || len(got) != 1 || got[0].PersonID != p || got[0].Event != domain.EventPersonCreated || got[0].AccountID != acc ||
 			!got[0].DueAt.Equal(Epoch.Add(time.Minute+burstWindow)) || got[0].LeaseToken == "" {
 			t.Fatalf("claim: %+v, %v", got, err)
 		}
@@ -159,10 +170,10 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	t.Run("a lease keeps a burst from other claims until it expires", func(t *testing.T) {
 		st := newStore(t)
 		acc := NewAccount(t, st)
-		openBurst(t, st, acc, false, Epoch)
+		openBurst(t, st, acc, Epoch)
 		now := Epoch.Add(burstWindow)
 		first, _ := st.ClaimBursts(ctx, now, lease, 10)
-		if len(first) != 1 || first[0].Event != "person.updated" {
+		if len(first) != 1 || first[0].Event != domain.EventPersonCreated {
 			t.Fatalf("first claim: %+v", first)
 		}
 		if again, _ := st.ClaimBursts(ctx, now.Add(lease-time.Millisecond), lease, 10); len(again) != 0 {
@@ -187,18 +198,16 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		newWebhook(t, st, acc)
-		p := openBurst(t, st, acc, true, Epoch)
+		p := openBurst(t, st, acc, Epoch)
 		now := Epoch.Add(burstWindow)
 		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
-		if err := st.TouchBurst(ctx, acc, p, false, now, burstWindow); err != nil {
-			t.Fatal(err)
-		}
+		changePerson(t, st, acc, p, now)
 		closed, err := st.CloseBurst(ctx, claimed[0], everySubscription(claimed[0], now))
 		if err != nil || closed {
 			t.Fatalf("closed a burst a later change moved: %v, %v", closed, err)
 		}
 		again, _ := st.ClaimBursts(ctx, now.Add(burstWindow), lease, 10)
-		if len(again) != 1 || again[0].Event != "person.created" {
+		if len(again) != 1 || again[0].Event != domain.EventPersonCreated {
 			t.Fatalf("the released burst is not claimable at its new due time: %+v", again)
 		}
 		closed, err = st.CloseBurst(ctx, again[0], everySubscription(again[0], now.Add(burstWindow)))
@@ -206,7 +215,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 			t.Fatalf("close: %v, %v", closed, err)
 		}
 		ds, n, _ := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
-		if n != 1 || ds[0].PersonID != p || ds[0].Event != "person.created" {
+		if n != 1 || ds[0].PersonID != p || ds[0].Event != domain.EventPersonCreated {
 			t.Fatalf("deliveries after close: %+v", ds)
 		}
 		if left, _ := st.ClaimBursts(ctx, now.Add(24*time.Hour), lease, 10); len(left) != 0 {
@@ -218,7 +227,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
-		openBurst(t, st, acc, false, Epoch)
+		openBurst(t, st, acc, Epoch)
 		now := Epoch.Add(burstWindow)
 		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
 		build := everySubscription(claimed[0], now)
@@ -247,7 +256,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 			t.Fatal(err)
 		}
 		newWebhook(t, st, other)
-		openBurst(t, st, acc, false, Epoch)
+		openBurst(t, st, acc, Epoch)
 		claimed, _ := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10)
 		var offered []string
 		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
@@ -266,7 +275,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		acc := NewAccount(t, st)
 		const bursts = 40
 		for range bursts {
-			openBurst(t, st, acc, false, Epoch)
+			openBurst(t, st, acc, Epoch)
 		}
 		var mu sync.Mutex
 		seen := map[string]int{}
@@ -315,7 +324,7 @@ func mustOnlyWebhook(t testing.TB, st store.Store, acc string) domain.Webhook {
 func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time) domain.Delivery {
 	t.Helper()
 	ctx := context.Background()
-	openBurst(t, st, w.AccountID, false, at.Add(-burstWindow))
+	openBurst(t, st, w.AccountID, at.Add(-burstWindow))
 	claimed, err := st.ClaimBursts(ctx, at, time.Minute, 1)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim burst: %+v, %v", claimed, err)
