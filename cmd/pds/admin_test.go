@@ -149,7 +149,7 @@ func TestServeBootstrapsAndShutsDown(t *testing.T) {
 	}
 }
 
-func serveOnce(t *testing.T, db string, probe func(base, key string)) string {
+func serveOnce(t *testing.T, db string, probe func(base, key string), flags ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -161,7 +161,7 @@ func serveOnce(t *testing.T, db string, probe func(base, key string)) string {
 	var out, errOut testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", addr, "--database", db}, strings.NewReader(""), &out, &errOut)
+		done <- run(ctx, append([]string{"serve", "--addr", addr, "--database", db}, flags...), strings.NewReader(""), &out, &errOut)
 	}()
 	base := "http://" + addr
 	deadline := time.Now().Add(10 * time.Second)

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/webhook/webhooktest"
+	"github.com/pds-dev/pds/pkg/webhookverify"
 )
 
 // TestServeRefusesBadWebhookSettings: a bad schedule, CA file or streak
@@ -33,5 +41,56 @@ func TestServeRefusesBadWebhookSettings(t *testing.T) {
 		if _, statErr := os.Stat(db); statErr == nil {
 			t.Fatalf("%v: the database was opened before the settings were checked", c.flags)
 		}
+	}
+}
+
+// TestServeDeliversWebhooks: the server's own worker delivers a person
+// change to an HTTPS receiver trusted through --webhook-ca-file, on a
+// localhost address allowed by --webhook-allow-private, with the real
+// clock and a short window.
+func TestServeDeliversWebhooks(t *testing.T) {
+	rc := webhooktest.NewReceiver(t)
+	caFile := filepath.Join(t.TempDir(), "receiver.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Server.Certificate().Raw})
+	if err := os.WriteFile(caFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var secret string
+	serveOnce(t, filepath.Join(t.TempDir(), "pds.db"), func(base, key string) {
+		call := func(method, path string, body any, want int) map[string]any {
+			t.Helper()
+			raw, _ := json.Marshal(body)
+			req, _ := http.NewRequest(method, base+path, bytes.NewReader(raw))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var out map[string]any
+			_ = json.NewDecoder(res.Body).Decode(&out)
+			if res.StatusCode != want {
+				t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, out)
+			}
+			return out
+		}
+		hook := call("POST", "/webhooks", map[string]any{"name": "local", "target_url": rc.URL, "events": []string{"person.created"}}, 201)
+		secret = hook["secret"].(string)
+		call("POST", "/persons", map[string]any{"email": "ada@x.test"}, 201)
+		deadline := time.Now().Add(15 * time.Second)
+		for len(rc.Requests()) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("no delivery within 15 s")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}, "--webhook-allow-private", "--webhook-ca-file", caFile, "--webhook-window", "100ms")
+	req := rc.Requests()[0]
+	if err := webhookverify.Verify(req.Header, req.Body, []string{secret}, time.Now(), webhookverify.Options{}); err != nil {
+		t.Fatalf("delivery does not verify: %v", err)
+	}
+	if !strings.Contains(string(req.Body), `"email":"ada@x.test"`) {
+		t.Fatalf("body %s", req.Body)
 	}
 }
