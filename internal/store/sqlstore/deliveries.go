@@ -143,8 +143,12 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 // ClaimDeliveries leases due deliveries of active subscriptions and returns
 // them with their target and the secret of their version.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error) {
-	token := domain.RandomHex(16)
 	n := now.UnixMilli()
+	if due, err := s.anyDue(ctx, `SELECT 1 FROM deliveries WHERE status = '`+domain.DeliveryPending+`'
+		AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, n); !due || err != nil {
+		return nil, err
+	}
+	token := domain.RandomHex(16)
 	var jobs []domain.DeliveryJob
 	err := s.inTx(ctx, func(q querier) error {
 		res, err := q.exec(ctx, `UPDATE deliveries SET lease_until = ?, lease_token = ?

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -17,8 +19,11 @@ import (
 // the subquery so that PostgreSQL re-checks them on the row it finally
 // updates; SKIP LOCKED lets concurrent claimers pass over each other's rows.
 func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error) {
-	token := domain.RandomHex(16)
 	n := now.UnixMilli()
+	if due, err := s.anyDue(ctx, `SELECT 1 FROM bursts WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, n); !due || err != nil {
+		return nil, err
+	}
+	token := domain.RandomHex(16)
 	rows, err := s.writer().query(ctx, `UPDATE bursts SET lease_until = ?, lease_token = ?
 		WHERE person_id IN (SELECT person_id FROM bursts
 			WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
@@ -105,6 +110,18 @@ func insertDelivery(ctx context.Context, q querier, d domain.Delivery) error {
 		d.ID, d.AccountID, d.WebhookID, d.Event, d.PersonID, string(d.Body), d.SecretVersion,
 		d.Status, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli())
 	return err
+}
+
+// anyDue runs a read-only probe (arguments: now, now) so that an idle
+// worker's polls never take the write lock: on SQLite the one writer
+// connection is the API's too.
+func (s *Store) anyDue(ctx context.Context, probe string, now int64) (bool, error) {
+	var one int
+	err := s.reader().queryRow(ctx, probe, now, now).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // skipLocked ends a claiming subquery on PostgreSQL: lock the rows found
