@@ -22,10 +22,12 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
+		checked := map[domain.Scope]int{}
 		for _, r := range env.Server.Routes() {
 			if r.Public || r.Scope == "" {
 				continue
 			}
+			checked[r.Scope]++
 			others := slices.DeleteFunc(slices.Clone(domain.AllScopes), func(s domain.Scope) bool { return s == r.Scope })
 			key := env.Key(acc, others...)
 			method, path, _ := strings.Cut(r.Pattern, " ")
@@ -37,6 +39,11 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 			p := env.Do(req).Want(403).Problem()
 			if p.MissingScope != string(r.Scope) || !strings.Contains(p.Detail, string(r.Scope)) {
 				t.Errorf("%s: problem %+v does not name the missing scope %s", r.Pattern, p, r.Scope)
+			}
+		}
+		for _, sc := range domain.AllScopes {
+			if checked[sc] == 0 {
+				t.Errorf("no route requires %s", sc)
 			}
 		}
 	})
