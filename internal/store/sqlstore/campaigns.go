@@ -29,14 +29,8 @@ func scanCampaign(sc scanner) (domain.Campaign, error) {
 
 // GetCampaign returns a campaign of the account.
 func (s *Store) GetCampaign(ctx context.Context, accountID, id string) (*domain.Campaign, error) {
-	c, err := scanCampaign(s.reader().queryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE account_id = ? AND id = ?`, accountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("campaign", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return getOne(ctx, s.reader(), domain.NotFound("campaign", id), scanCampaign,
+		`SELECT `+campaignColumns+` FROM campaigns WHERE account_id = ? AND id = ?`, accountID, id)
 }
 
 // ListCampaigns pages the account's campaigns, oldest first.

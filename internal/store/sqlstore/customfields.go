@@ -102,15 +102,8 @@ func (s *Store) GetCustomField(ctx context.Context, accountID, id string) (*doma
 }
 
 func getLiveField(ctx context.Context, q querier, accountID, id string) (*domain.CustomField, error) {
-	f, err := scanField(q.queryRow(ctx, `SELECT `+fieldColumns+` FROM custom_fields WHERE account_id = ? AND id = ? AND archived_at IS NULL`,
-		accountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("custom field", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &f, nil
+	return getOne(ctx, q, domain.NotFound("custom field", id), scanField,
+		`SELECT `+fieldColumns+` FROM custom_fields WHERE account_id = ? AND id = ? AND archived_at IS NULL`, accountID, id)
 }
 
 // ListCustomFields pages the account's live fields, oldest first.

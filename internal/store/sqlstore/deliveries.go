@@ -15,7 +15,7 @@ import (
 const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event, d.person_id, d.secret_version, d.status, d.attempts,
 	d.round_start, d.last_status_code, d.last_error, d.next_attempt_at, d.lease_until, d.created_at`
 
-func scanDelivery(sc interface{ Scan(...any) error }, extra ...any) (*domain.Delivery, error) {
+func scanDelivery(sc scanner, extra ...any) (*domain.Delivery, error) {
 	var d domain.Delivery
 	var code, next, lease sql.NullInt64
 	var lastErr sql.NullString
@@ -40,27 +40,9 @@ func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string,
 	if _, err := s.GetWebhook(ctx, accountID, webhookID); err != nil {
 		return nil, 0, err
 	}
-	var total int
-	if err := s.reader().queryRow(ctx, `SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND account_id = ?`,
-		webhookID, accountID).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.reader().query(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
-		WHERE d.webhook_id = ? AND d.account_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ? OFFSET ?`,
-		webhookID, accountID, p.Size, p.Offset())
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []domain.Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *d)
-	}
-	return out, total, rows.Err()
+	scan := func(sc scanner) (*domain.Delivery, error) { return scanDelivery(sc) }
+	return listPage(ctx, s.reader(), deliveryColumns, `deliveries d WHERE d.webhook_id = ? AND d.account_id = ?`,
+		`d.created_at DESC, d.id DESC`, []any{webhookID, accountID}, p, byValue(scan))
 }
 
 func getDelivery(ctx context.Context, q querier, accountID, webhookID, id string) (*domain.Delivery, error) {

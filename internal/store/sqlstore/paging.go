@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -37,4 +39,29 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 		items = append(items, item)
 	}
 	return items, total, rows.Err()
+}
+
+// byValue adapts a scan function that returns a pointer to one that returns
+// the value, for listPage.
+func byValue[T any](scan func(scanner) (*T, error)) func(scanner) (T, error) {
+	return func(sc scanner) (T, error) {
+		v, err := scan(sc)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return *v, nil
+	}
+}
+
+// getOne reads the one row query selects, or returns notFound when there is none.
+func getOne[T any](ctx context.Context, q querier, notFound error, scan func(scanner) (T, error), query string, args ...any) (*T, error) {
+	v, err := scan(q.queryRow(ctx, query, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }

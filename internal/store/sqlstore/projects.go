@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -27,14 +26,8 @@ func scanProject(sc scanner) (domain.Project, error) {
 
 // GetProject returns a project of the account.
 func (s *Store) GetProject(ctx context.Context, accountID, id string) (*domain.Project, error) {
-	p, err := scanProject(s.reader().queryRow(ctx, `SELECT `+projectColumns+` FROM projects WHERE account_id = ? AND id = ?`, accountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("project", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return getOne(ctx, s.reader(), domain.NotFound("project", id), scanProject,
+		`SELECT `+projectColumns+` FROM projects WHERE account_id = ? AND id = ?`, accountID, id)
 }
 
 // ListProjects pages the account's projects, oldest first.

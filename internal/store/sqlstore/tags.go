@@ -88,15 +88,8 @@ func (s *Store) GetTag(ctx context.Context, accountID, id string) (*domain.Tag, 
 }
 
 func getLiveTag(ctx context.Context, q querier, accountID, id string) (*domain.Tag, error) {
-	t, err := scanTag(q.queryRow(ctx, `SELECT `+tagColumns+` FROM tags WHERE account_id = ? AND id = ? AND archived_at IS NULL`,
-		accountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("tag", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return getOne(ctx, q, domain.NotFound("tag", id), scanTag,
+		`SELECT `+tagColumns+` FROM tags WHERE account_id = ? AND id = ? AND archived_at IS NULL`, accountID, id)
 }
 
 // ListTags pages the account's live tags, oldest first.

@@ -13,7 +13,7 @@ import (
 const webhookColumns = `id, account_id, name, target_url, events, is_active, disabled_reason, last_error,
 	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at`
 
-func scanWebhook(sc interface{ Scan(...any) error }) (*domain.Webhook, error) {
+func scanWebhook(sc scanner) (*domain.Webhook, error) {
 	var w domain.Webhook
 	var events string
 	var reason, lastErr sql.NullString
@@ -73,25 +73,8 @@ func scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
 
 // ListWebhooks pages the account's subscriptions, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Webhook, int, error) {
-	var total int
-	if err := s.reader().queryRow(ctx, `SELECT COUNT(*) FROM webhooks WHERE account_id = ?`, accountID).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.reader().query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ?
-		ORDER BY created_at, id LIMIT ? OFFSET ?`, accountID, p.Size, p.Offset())
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []domain.Webhook{}
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, *w)
-	}
-	return out, total, rows.Err()
+	return listPage(ctx, s.reader(), webhookColumns, `webhooks WHERE account_id = ?`, `created_at, id`,
+		[]any{accountID}, p, byValue(scanWebhook))
 }
 
 // UpdateWebhook applies a validated patch in one transaction.

@@ -277,37 +277,14 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		for range bursts {
 			openBurst(t, st, acc, Epoch)
 		}
-		var mu sync.Mutex
-		seen := map[string]int{}
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Go(func() {
-				for {
-					got, err := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 3)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if len(got) == 0 {
-						return
-					}
-					mu.Lock()
-					for _, b := range got {
-						seen[b.PersonID]++
-					}
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-		if len(seen) != bursts {
-			t.Fatalf("claimed %d distinct bursts, want %d", len(seen), bursts)
-		}
-		for p, n := range seen {
-			if n != 1 {
-				t.Fatalf("burst %s claimed %d times", p, n)
+		claimEachOnce(t, "burst", bursts, func() ([]string, error) {
+			got, err := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 3)
+			ids := make([]string, len(got))
+			for i, b := range got {
+				ids[i] = b.PersonID
 			}
-		}
+			return ids, err
+		})
 	})
 }
 
@@ -583,37 +560,14 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		for range deliveries {
 			queueDelivery(t, st, w, Epoch)
 		}
-		var mu sync.Mutex
-		seen := map[string]int{}
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Go(func() {
-				for {
-					jobs, err := st.ClaimDeliveries(ctx, Epoch, time.Minute, 2)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if len(jobs) == 0 {
-						return
-					}
-					mu.Lock()
-					for _, j := range jobs {
-						seen[j.ID]++
-					}
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-		if len(seen) != deliveries {
-			t.Fatalf("claimed %d distinct deliveries, want %d", len(seen), deliveries)
-		}
-		for id, n := range seen {
-			if n != 1 {
-				t.Fatalf("delivery %s claimed %d times", id, n)
+		claimEachOnce(t, "delivery", deliveries, func() ([]string, error) {
+			jobs, err := st.ClaimDeliveries(ctx, Epoch, time.Minute, 2)
+			ids := make([]string, len(jobs))
+			for i, j := range jobs {
+				ids[i] = j.ID
 			}
-		}
+			return ids, err
+		})
 	})
 
 	t.Run("deleting a subscription deletes its deliveries", func(t *testing.T) {
@@ -631,4 +585,41 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		_, _, err := st.GetDelivery(ctx, acc, w.ID, d.ID)
 		wantNotFound(t, "delivery of a deleted subscription", err)
 	})
+}
+
+// claimEachOnce runs four claimers until nothing is left and checks that
+// each of the want items was claimed by exactly one of them.
+func claimEachOnce(t *testing.T, kind string, want int, claim func() ([]string, error)) {
+	t.Helper()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				ids, err := claim()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(ids) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, id := range ids {
+					seen[id]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != want {
+		t.Fatalf("claimed %d distinct %s items, want %d", len(seen), kind, want)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s %s claimed %d times", kind, id, n)
+		}
+	}
 }
