@@ -155,17 +155,10 @@ func (s *Server) checkWebhookFields(ctx context.Context, name, targetURL *string
 		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
 		if err := s.cfg.Webhook.Guard().CheckURL(ctx, *targetURL); err != nil {
-			return domain.BodyError("/target_url", "%s.", capitalize(err.Error()))
+			return domain.BodyError("/target_url", "%s.", err.Error())
 		}
 	}
 	return nil
-}
-
-func capitalize(s string) string {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return s
-	}
-	return string(s[0]-'a'+'A') + s[1:]
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {

@@ -103,7 +103,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("the address %s is not public: %s", e.Addr, e.Reason)
+	return fmt.Sprintf("%s is not a public address (%s)", e.Addr, e.Reason)
 }
 
 // CheckAddr returns a *RefusedError unless a is a public unicast address.
@@ -188,8 +188,12 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 		return fmt.Errorf("the host %s of target_url does not resolve: %v", host, err)
 	}
 	for _, a := range addrs {
-		if err := CheckAddr(a); err != nil {
-			return fmt.Errorf("the host %s of target_url resolves to %v", host, err)
+		var refused *RefusedError
+		if err := CheckAddr(a); errors.As(err, &refused) {
+			return fmt.Errorf("the host %s of target_url resolves to %s, which is not a public address (%s)",
+				host, refused.Addr, refused.Reason)
+		} else if err != nil {
+			return err
 		}
 	}
 	return nil

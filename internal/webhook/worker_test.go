@@ -470,7 +470,7 @@ func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
 		r.advance(window)
 		wantRequests(t, rc, 0)
 		d := r.deliveries(sub)[0]
-		if d.Status != domain.DeliveryPending || d.LastStatusCode != nil || !strings.Contains(*d.LastError, "127.0.0.1 is not public: loopback") {
+		if d.Status != domain.DeliveryPending || d.LastStatusCode != nil || !strings.Contains(*d.LastError, "127.0.0.1 is not a public address (loopback)") {
 			t.Fatalf("%+v / %s", d, *d.LastError)
 		}
 	})
