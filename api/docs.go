@@ -39,8 +39,27 @@ type docGroup struct {
 	Operations []docOperation
 }
 
+// inlineCode escapes text for HTML and shows `quoted` spans as code, the one
+// piece of Markdown the document's descriptions use throughout.
+func inlineCode(s string) template.HTML {
+	parts := strings.Split(template.HTMLEscapeString(s), "`")
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 && i < len(parts)-1 {
+			b.WriteString("<code>" + p + "</code>")
+			continue
+		}
+		if i%2 == 1 {
+			b.WriteString("`")
+		}
+		b.WriteString(p)
+	}
+	return template.HTML(b.String())
+}
+
 var docsTemplate = template.Must(template.New("docs").Funcs(template.FuncMap{
 	"lower": strings.ToLower,
+	"md":    inlineCode,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}} {{.Version}}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -56,15 +75,15 @@ table{border-collapse:collapse}td,th{border:1px solid #e3e3e3;padding:.2rem .5re
 </style></head><body>
 <h1>{{.Title}} <small>{{.Version}}</small></h1>
 <p>The machine-readable contract is <a href="/openapi.json">/openapi.json</a>.</p>
-<div class="desc">{{.Description}}</div>
+<div class="desc">{{md .Description}}</div>
 {{range .Groups}}<h2>{{.Name}}</h2>
 {{range .Operations}}<div class="op" id="{{lower .Method}}-{{.Path}}">
 <p><span class="m {{lower .Method}}">{{.Method}}</span> <code>{{.Path}}</code> — {{.Summary}}{{if .Scope}} <small>(scope <code>{{.Scope}}</code>)</small>{{end}}</p>
-{{if .Description}}<div class="desc">{{.Description}}</div>{{end}}
+{{if .Description}}<div class="desc">{{md .Description}}</div>{{end}}
 {{if .Parameters}}<table><tr><th>Parameter</th><th>In</th><th>Type</th><th>Meaning</th></tr>
-{{range .Parameters}}<tr><td><code>{{.Name}}</code></td><td>{{.In}}</td><td>{{.Type}}</td><td>{{.Description}}</td></tr>{{end}}</table>{{end}}
+{{range .Parameters}}<tr><td><code>{{.Name}}</code></td><td>{{.In}}</td><td>{{.Type}}</td><td>{{md .Description}}</td></tr>{{end}}</table>{{end}}
 {{if .Body}}<p>Body: <code>{{.Body}}</code></p>{{end}}
-<table><tr><th>Status</th><th>Meaning</th></tr>{{range .Responses}}<tr><td>{{.Status}}</td><td>{{.Description}}</td></tr>{{end}}</table>
+<table><tr><th>Status</th><th>Meaning</th></tr>{{range .Responses}}<tr><td>{{.Status}}</td><td>{{md .Description}}</td></tr>{{end}}</table>
 </div>{{end}}{{end}}
 <h2>Schemas</h2>
 {{range .Schemas}}<h3 id="schema-{{.Name}}">{{.Name}}</h3><pre>{{.JSON}}</pre>{{end}}
@@ -166,12 +185,16 @@ type rawParam struct {
 }
 
 type rawSchema struct {
+	Ref   string          `json:"$ref"`
 	Type_ json.RawMessage `json:"type"`
 	Items *rawSchema
 }
 
 // Type renders a schema's type for a person: "string", "array of string".
 func (s rawSchema) Type() string {
+	if s.Ref != "" {
+		return strings.TrimPrefix(s.Ref, "#/components/schemas/")
+	}
 	var one string
 	if json.Unmarshal(s.Type_, &one) == nil {
 		if one == "array" && s.Items != nil {
