@@ -26,12 +26,10 @@ func (e *statusError) Error() string { return e.detail }
 
 // decodeJSON reads a JSON object body into dst strictly: the content type
 // must be JSON, the body at most 1 MiB, every member known and well typed.
+//
+// A missing body is a 400 whatever the content type: 415 is only for a body
+// that is there and is not JSON.
 func decodeJSON(r *http.Request, dst any) error {
-	ct := r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	if ct == "" || err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return &statusError{http.StatusUnsupportedMediaType, "The request body must be JSON; send Content-Type: application/json."}
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -41,7 +39,15 @@ func decodeJSON(r *http.Request, dst any) error {
 		return &domain.ValidationError{Detail: "The request body could not be read."}
 	}
 	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if len(trimmed) == 0 {
+		return &domain.ValidationError{Detail: "This operation needs a JSON object as its request body."}
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return &statusError{http.StatusUnsupportedMediaType, "The request body must be JSON; send Content-Type: application/json."}
+	}
+	if trimmed[0] != '{' {
 		return &domain.ValidationError{Detail: "The request body must be a JSON object."}
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))

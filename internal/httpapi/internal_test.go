@@ -216,6 +216,8 @@ func TestBodyErrors(t *testing.T) {
 		{"malformed", "application/json", `{"name":`, 400, ""},
 		{"not an object", "application/json", `["a"]`, 400, ""},
 		{"empty", "application/json", ``, 400, ""},
+		{"no body and no content type", "", ``, 400, ""},
+		{"blank body", "text/plain", "  \n", 400, ""},
 		{"trailing data", "application/json", `{"name":"a"} {}`, 400, ""},
 		{"unknown member", "application/json", `{"name":"a","colour":"red"}`, 400, "/colour"},
 		{"wrong type", "application/json", `{"count":"two"}`, 400, "/count"},
