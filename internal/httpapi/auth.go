@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
@@ -30,9 +31,11 @@ func accountID(r *http.Request) string { return principalOf(r.Context()).key.Acc
 // each cost a write.
 const touchEvery = time.Minute
 
-// authenticate checks the bearer key. The key is looked up by the SHA-256 of
-// its secret through a unique index: equal hashes are found by the index,
-// so no secret is ever compared byte by byte in Go.
+// authenticate checks the bearer key. The key is found by the SHA-256 of its
+// secret through a unique index, so the lookup only ever compares hashes,
+// which tell an attacker nothing about a secret; the found hash is compared
+// once more in constant time so that no comparison of key material depends
+// on the database's string comparison.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principal, bool) {
 	fail := func(detail string) (*principal, bool) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="pds"`)
@@ -50,7 +53,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principa
 	}
 	sum := sha256.Sum256([]byte(secret))
 	key, err := s.store.KeyByHash(r.Context(), sum[:])
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare(key.Hash, sum[:]) != 1) {
 		return fail("The API key is not valid.")
 	}
 	if err != nil {
