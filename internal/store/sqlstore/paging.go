@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -17,12 +18,17 @@ type scanner interface{ Scan(dest ...any) error }
 // query alone stops after LIMIT rows of the list index.
 func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy string, args []any,
 	p domain.PageRequest, scan func(scanner) (T, error)) ([]T, int, error) {
+	if p.Page < 1 || p.Size < 1 {
+		return nil, 0, fmt.Errorf("list page %d of size %d: both must be at least 1", p.Page, p.Size)
+	}
 	var total int
 	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+fromWhere, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	items := []T{}
-	if total <= p.Offset() {
+	// Compared in pages rather than rows: (page-1)*size overflows for a huge
+	// page, which SQLite would read as offset 0 and PostgreSQL refuse.
+	if p.Page-1 >= (total+p.Size-1)/p.Size {
 		return items, total, nil
 	}
 	pageArgs := append(append([]any(nil), args...), p.Size, p.Offset())

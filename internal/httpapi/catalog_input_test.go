@@ -1,0 +1,38 @@
+package httpapi_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/httpapi/apitest"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+var catalogLists = []string{"/tags", "/custom-fields", "/campaigns", "/projects"}
+
+// TestCatalogPagesFarPastTheEnd: a page whose offset does not fit in an
+// integer is still just past the end, on both engines.
+func TestCatalogPagesFarPastTheEnd(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		acc := env.NewAccount()
+		key := env.Key(acc)
+		createTag(env, key, "vip", "person")
+		createField(env, key, fieldBody("Person", "tier"))
+		if err := env.Store.ImportProjects(context.Background(), acc, []domain.Project{{Name: "Summit"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Store.ImportCampaigns(context.Background(), acc, []domain.Campaign{{Name: "Spring"}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range catalogLists {
+			for _, q := range []string{"page=4611686018427387904&size=100", "page=9223372036854775807&size=2", "page=2&size=1"} {
+				if l := listOf[map[string]any](env, key, path+"?"+q); len(l.Items) != 0 || l.Total != 1 {
+					t.Errorf("%s?%s: %+v, want no items and total 1", path, q, l)
+				}
+			}
+		}
+	})
+}
+
