@@ -36,3 +36,17 @@ func TestCatalogPagesFarPastTheEnd(t *testing.T) {
 	})
 }
 
+// TestCatalogRepeatedQueryParameters: a parameter given twice is ambiguous,
+// so it is a 400 rather than a silent pick of one value.
+func TestCatalogRepeatedQueryParameters(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		key := env.Key(env.NewAccount())
+		for _, path := range catalogLists {
+			wantInvalid(t, env.Get(key, path+"?size=1&size=2").Want(400).Problem(), "size")
+			wantInvalid(t, env.Get(key, path+"?page=1&page=1").Want(400).Problem(), "page")
+		}
+		wantInvalid(t, env.Get(key, "/tags?context=person&context=event").Want(400).Problem(), "context")
+		wantInvalid(t, env.Get(key, "/custom-fields?collection=Person&collection=Person").Want(400).Problem(), "collection")
+	})
+}
