@@ -50,3 +50,21 @@ func TestCatalogRepeatedQueryParameters(t *testing.T) {
 		wantInvalid(t, env.Get(key, "/custom-fields?collection=Person&collection=Person").Want(400).Problem(), "collection")
 	})
 }
+
+// TestCatalogUnstorableIDs: a path id that no row can hold (a NUL character,
+// bytes that are not UTF-8) is the ordinary 404, never a database error.
+func TestCatalogUnstorableIDs(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		key := env.Key(env.NewAccount())
+		for _, id := range []string{"%00", "tag%00x", "%ff%fe"} {
+			for _, path := range catalogLists {
+				env.Get(key, path+"/"+id).Want(404).Problem()
+			}
+			env.Patch(key, "/tags/"+id, map[string]any{"name": "x"}).Want(404).Problem()
+			env.Delete(key, "/tags/"+id).Want(404).Problem()
+			env.Patch(key, "/custom-fields/"+id, map[string]any{"label": "x"}).Want(404).Problem()
+			env.Delete(key, "/custom-fields/"+id).Want(404).Problem()
+		}
+	})
+}
