@@ -68,3 +68,25 @@ func TestCatalogUnstorableIDs(t *testing.T) {
 		}
 	})
 }
+
+// TestCatalogNULInText: no stored text may hold a NUL character; it is a 400
+// that names the member.
+func TestCatalogNULInText(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		key := env.Key(env.NewAccount())
+		tag := createTag(env, key, "vip", "person")
+		f := createField(env, key, fieldBody("Person", "tier"))
+		nul := "a\x00b"
+		wantInvalid(t, env.Post(key, "/tags", map[string]any{"name": nul, "context": "person"}).Want(400).Problem(), "/name")
+		wantInvalid(t, env.Patch(key, "/tags/"+tag.ID, map[string]any{"name": nul}).Want(400).Problem(), "/name")
+		for _, member := range []string{"key", "label", "description"} {
+			body := fieldBody("Person", "other")
+			body[member] = nul
+			wantInvalid(t, env.Post(key, "/custom-fields", body).Want(400).Problem(), "/"+member)
+		}
+		for _, member := range []string{"label", "description"} {
+			wantInvalid(t, env.Patch(key, "/custom-fields/"+f.ID, map[string]any{member: nul}).Want(400).Problem(), "/"+member)
+		}
+	})
+}
