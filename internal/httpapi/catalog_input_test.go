@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -87,6 +90,57 @@ func TestCatalogNULInText(t *testing.T) {
 		}
 		for _, member := range []string{"label", "description"} {
 			wantInvalid(t, env.Patch(key, "/custom-fields/"+f.ID, map[string]any{member: nul}).Want(400).Problem(), "/"+member)
+		}
+	})
+}
+
+// wantSame404 fails unless both responses are 404s whose bodies are
+// identical apart from request_id.
+func wantSame404(t *testing.T, a, b *apitest.Response) {
+	t.Helper()
+	strip := func(r *apitest.Response) []byte {
+		m := r.Want(404).Map()
+		delete(m, "request_id")
+		out, _ := json.Marshal(m)
+		return out
+	}
+	if x, y := strip(a), strip(b); !bytes.Equal(x, y) {
+		t.Fatalf("404 bodies differ:\n%s\n%s", x, y)
+	}
+}
+
+// TestCatalogForeignIsAbsent: a foreign id, an archived id and an id that
+// never existed get byte-identical 404 bodies (request_id aside).
+func TestCatalogForeignIsAbsent(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		mineAcc := env.NewAccount()
+		mine, theirs := env.Key(mineAcc), env.Key(env.NewAccount())
+		ctx := context.Background()
+		tag := createTag(env, mine, "vip", "person")
+		f := createField(env, mine, fieldBody("Person", "tier"))
+		if err := env.Store.ImportProjects(ctx, mineAcc, []domain.Project{{ID: "prj_mine", Name: "Summit"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Store.ImportCampaigns(ctx, mineAcc, []domain.Campaign{{ID: "cmp_mine", Name: "Spring"}}); err != nil {
+			t.Fatal(err)
+		}
+		// An absent id answers with the body of the foreign one once the id
+		// in its detail is swapped: nothing else may tell them apart.
+		absent := func(path, id, absentID string) *apitest.Response {
+			res := env.Get(theirs, path+"/"+absentID)
+			res.Body = bytes.ReplaceAll(res.Body, []byte(absentID), []byte(id))
+			return res
+		}
+		for path, id := range map[string]string{"/tags": tag.ID, "/custom-fields": f.ID, "/campaigns": "cmp_mine", "/projects": "prj_mine"} {
+			absentID := strings.Replace(id, "_", "_absent", 1)
+			wantSame404(t, env.Get(theirs, path+"/"+id), absent(path, id, absentID))
+		}
+		for path, id := range map[string]string{"/tags": tag.ID, "/custom-fields": f.ID} {
+			wantSame404(t, env.Delete(theirs, path+"/"+id), env.Get(theirs, path+"/"+id))
+			wantSame404(t, env.Patch(theirs, path+"/"+id, map[string]any{}), env.Get(theirs, path+"/"+id))
+			env.Delete(mine, path+"/"+id).Want(204)
+			wantSame404(t, env.Get(mine, path+"/"+id), env.Get(theirs, path+"/"+id))
 		}
 	})
 }
