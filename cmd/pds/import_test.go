@@ -146,6 +146,10 @@ func TestImport(t *testing.T) {
 			{"campaigns", lines(good, `{"id": "cmp_spring", "name": "x"}`, `{"id": "cmp_other", "name": "x"}`, `{"name": "x", "project_id": "prj_theirs"}`), "line 4: project_id"},
 			{"projects", lines(`{"name": "ok"}`, `{"name": "x", "site_url": "ftp://example.com"}`), "line 2: /site_url"},
 			{"projects", lines(`{"name": "ok"}`, `{"location": "nowhere"}`), "line 2: /name"},
+			// PostgreSQL cannot store a NUL: it is a line error, not a database one.
+			{"projects", lines(`{"name": "ok"}`, `{"name": "x", "location": "a\u0000b"}`), "line 2: /location must not contain the NUL"},
+			{"campaigns", lines(good, `{"name": "x", "state": "\u0000"}`), "line 2: /state must not contain the NUL"},
+			{"custom-fields", lines(`{"collection": "Person", "data_type": "str", "key": "new"}`, `{"collection": "Person", "data_type": "str", "key": "k\u0000"}`), "line 2: /key must not contain the NUL"},
 			{"custom-fields", lines(`{"collection": "Person", "data_type": "str", "key": "new"}`, `{"collection": "person", "data_type": "str", "key": "k"}`), "line 2: /collection"},
 			{"custom-fields", lines(`{"collection": "Person", "data_type": "str", "key": "new"}`, `{"collection": "Person", "data_type": "text", "key": "k"}`), "line 2: /data_type"},
 			{"custom-fields", lines(`{"collection": "Person", "data_type": "str", "key": "new"}`, `{"collection": "Person", "data_type": "str", "key": "k", "form_type": "select"}`), "line 2: /form_type"},

@@ -62,10 +62,19 @@ func (p *Problems) OneOf(pointer, value string, allowed []string) {
 	}
 }
 
-// Length checks that a member holds min to max characters.
+// Length checks that a member holds min to max characters, none of them NUL.
 func (p *Problems) Length(pointer, value string, min, max int) {
 	if n := utf8.RuneCountInString(value); n < min || n > max {
 		p.Add(pointer, "%s must be %d to %d characters long; it has %d.", pointer, min, max, n)
+	}
+	p.Text(pointer, &value)
+}
+
+// Text checks an optional free-text member: PostgreSQL cannot store a NUL
+// character, and no name or label needs one.
+func (p *Problems) Text(pointer string, value *string) {
+	if value != nil && strings.ContainsRune(*value, 0) {
+		p.Add(pointer, "%s must not contain the NUL character (\\u0000).", pointer)
 	}
 }
 
@@ -115,6 +124,8 @@ func CheckCustomField(p *Problems, f domain.CustomField) {
 	p.OneOf("/data_type", f.DataType, domain.CustomFieldDataTypes)
 	p.Length("/key", f.Key, 1, MaxFieldKeyLength)
 	p.OneOf("/form_type", f.FormType, domain.CustomFieldFormTypes)
+	p.Text("/label", f.Label)
+	p.Text("/description", f.Description)
 }
 
 // FieldCreate is a Create Custom Field request: the members of the spec's
@@ -157,6 +168,8 @@ func CheckFieldPatch(patch domain.CustomFieldPatch) error {
 	if v := patch.FormType.Ptr(); v != nil {
 		p.OneOf("/form_type", *v, domain.CustomFieldFormTypes)
 	}
+	p.Text("/label", patch.Label.Ptr())
+	p.Text("/description", patch.Description.Ptr())
 	return p.Err()
 }
 
@@ -176,6 +189,10 @@ func isUnreserved(r rune) bool {
 // CheckCampaign validates an imported campaign.
 func CheckCampaign(p *Problems, c domain.Campaign) {
 	p.Length("/name", c.Name, 1, MaxNameLength)
+	p.Text("/description", c.Description)
+	p.Text("/kind", c.Kind)
+	p.Text("/state", c.State)
+	p.Text("/project_id", c.ProjectID)
 	if c.ProjectID != nil && *c.ProjectID == "" {
 		p.Add("/project_id", "/project_id must name a project of the account, or be null.")
 	}
@@ -185,6 +202,7 @@ func CheckCampaign(p *Problems, c domain.Campaign) {
 // CheckProject validates an imported project.
 func CheckProject(p *Problems, pr domain.Project) {
 	p.Length("/name", pr.Name, 1, MaxNameLength)
+	p.Text("/location", pr.Location)
 	checkURL(p, "/registration_url", pr.RegistrationURL)
 	checkURL(p, "/site_url", pr.SiteURL)
 	checkSpan(p, pr.DateStart, pr.DateEnd)

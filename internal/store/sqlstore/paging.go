@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -17,12 +20,17 @@ type scanner interface{ Scan(dest ...any) error }
 // query alone stops after LIMIT rows of the list index.
 func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy string, args []any,
 	p domain.PageRequest, scan func(scanner) (T, error)) ([]T, int, error) {
+	if p.Page < 1 || p.Size < 1 {
+		return nil, 0, fmt.Errorf("list page %d of size %d: both must be at least 1", p.Page, p.Size)
+	}
 	var total int
 	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+fromWhere, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	items := []T{}
-	if total <= p.Offset() {
+	// Compared in pages rather than rows: (page-1)*size overflows for a huge
+	// page, which SQLite would read as offset 0 and PostgreSQL refuse.
+	if p.Page-1 >= (total+p.Size-1)/p.Size {
 		return items, total, nil
 	}
 	pageArgs := append(append([]any(nil), args...), p.Size, p.Offset())
@@ -56,6 +64,9 @@ func byValue[T any](scan func(scanner) (*T, error)) func(scanner) (T, error) {
 
 // getOne reads the one row query selects, or returns notFound when there is none.
 func getOne[T any](ctx context.Context, q querier, notFound error, scan func(scanner) (T, error), query string, args ...any) (*T, error) {
+	if !storableArgs(args) {
+		return nil, notFound
+	}
 	v, err := scan(q.queryRow(ctx, query, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound
@@ -64,4 +75,20 @@ func getOne[T any](ctx context.Context, q querier, notFound error, scan func(sca
 		return nil, err
 	}
 	return &v, nil
+}
+
+// storable reports whether both engines can hold s as text: PostgreSQL
+// refuses a NUL character and bytes that are not UTF-8 (an error, not a
+// miss), so a key holding either names no row on any engine.
+func storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+func storableArgs(args []any) bool {
+	for _, a := range args {
+		if s, ok := a.(string); ok && !storable(s) {
+			return false
+		}
+	}
+	return true
 }
