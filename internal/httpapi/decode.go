@@ -50,6 +50,9 @@ func decodeJSON(r *http.Request, dst any) error {
 	if trimmed[0] != '{' {
 		return &domain.ValidationError{Detail: "The request body must be a JSON object."}
 	}
+	if p := nulPointer(trimmed); p != "" {
+		return domain.BodyError(p, "The member %s holds a NUL character (\\u0000), which no text may contain.", p)
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {

@@ -143,6 +143,10 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		}
+		if err := checkRequestText(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		if err := h(w, r); err != nil {
 			writeError(w, r, err)
 		}

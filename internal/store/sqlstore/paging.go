@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -64,9 +62,6 @@ func byValue[T any](scan func(scanner) (*T, error)) func(scanner) (T, error) {
 
 // getOne reads the one row query selects, or returns notFound when there is none.
 func getOne[T any](ctx context.Context, q querier, notFound error, scan func(scanner) (T, error), query string, args ...any) (*T, error) {
-	if !storableArgs(args) {
-		return nil, notFound
-	}
 	v, err := scan(q.queryRow(ctx, query, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound
@@ -75,20 +70,4 @@ func getOne[T any](ctx context.Context, q querier, notFound error, scan func(sca
 		return nil, err
 	}
 	return &v, nil
-}
-
-// storable reports whether both engines can hold s as text: PostgreSQL
-// refuses a NUL character and bytes that are not UTF-8 (an error, not a
-// miss), so a key holding either names no row on any engine.
-func storable(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
-
-func storableArgs(args []any) bool {
-	for _, a := range args {
-		if s, ok := a.(string); ok && !storable(s) {
-			return false
-		}
-	}
-	return true
 }

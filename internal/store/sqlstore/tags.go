@@ -163,9 +163,6 @@ func pairHolder(ctx context.Context, q querier, accountID, name, tagContext stri
 
 // ArchiveTag hides a live tag; its links to persons stay.
 func (s *Store) ArchiveTag(ctx context.Context, accountID, id string, at time.Time) error {
-	if !storable(id) {
-		return domain.NotFound("tag", id)
-	}
 	res, err := s.writer().exec(ctx, `UPDATE tags SET archived_at = ? WHERE account_id = ? AND id = ? AND archived_at IS NULL`,
 		at.UnixMilli(), accountID, id)
 	if err != nil {

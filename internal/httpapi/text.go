@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// PostgreSQL cannot hold a NUL character or bytes that are not UTF-8 in
+// text, and SQLite would store what PostgreSQL refuses; so such input is
+// refused at the door, the same on both engines, for every operation.
+
+func storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// checkRequestText refuses path values and query parameters that no engine
+// can hold: in the path they name nothing (404), in the query they are bad
+// input (400).
+func checkRequestText(r *http.Request) error {
+	if !storable(r.URL.Path) {
+		return &domain.NotFoundError{Detail: "No resource exists at this path: it holds a NUL character or bytes that are not UTF-8."}
+	}
+	for name, values := range r.URL.Query() {
+		if !storable(name) {
+			return domain.ParamError(strings.ToValidUTF8(name, "?"), "Query parameter names must be UTF-8 text without NUL characters.")
+		}
+		for _, v := range values {
+			if !storable(v) {
+				return domain.ParamError(name, "%s must be UTF-8 text without NUL characters.", name)
+			}
+		}
+	}
+	return nil
+}
+
+// nulPointer returns the JSON pointer of the first string (member name or
+// value) in body holding a NUL character, or "" when there is none. encoding/json
+// already turns bytes that are not UTF-8 into U+FFFD, so NUL is the one
+// character left to refuse.
+func nulPointer(body []byte) string {
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	return findNUL(v, "")
+}
+
+func findNUL(v any, at string) string {
+	switch v := v.(type) {
+	case string:
+		if strings.ContainsRune(v, 0) {
+			return orRoot(at)
+		}
+	case []any:
+		for i, e := range v {
+			if p := findNUL(e, at+"/"+strconv.Itoa(i)); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			if strings.ContainsRune(k, 0) {
+				return p
+			}
+			if p := findNUL(e, p); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+func orRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
