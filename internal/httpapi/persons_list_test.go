@@ -87,6 +87,10 @@ func TestListPersons(t *testing.T) {
 		if res := listOf[personView](env, key, "/persons?external_id=p1&page=2"); len(res.Items) != 0 || res.Total != 1 {
 			t.Fatalf("lookup page 2: %+v", res)
 		}
+		// A page whose offset overflows 64 bits is past the end, not a 500.
+		if res := listOf[personView](env, key, "/persons?external_id=p1&size=100&page=9223372036854775807"); len(res.Items) != 0 || res.Total != 1 {
+			t.Fatalf("page far past the end: %+v", res)
+		}
 
 		other := env.Key(env.NewAccount())
 		for _, q := range []string{"updated_since=" + since, "external_id=p1", "email=p1@x.test"} {
