@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -28,6 +29,8 @@ var (
 )
 
 const dateLayout = "2006-01-02"
+
+var errNUL = errors.New(`must not contain the NUL character (\u0000)`)
 
 // StoreCustomValue checks a JSON value against a data_type and returns the
 // string to store, or an error saying why the value does not fit.
@@ -79,6 +82,9 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 		if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
 			return "", errors.New("must be an array of strings")
 		}
+		if slices.ContainsFunc(items, HasNUL) {
+			return "", errNUL
+		}
 		if items == nil {
 			items = []string{}
 		}
@@ -99,6 +105,9 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 	default: // str, unicode
 		if !isString {
 			return "", errors.New("must be a string")
+		}
+		if HasNUL(s) {
+			return "", errNUL
 		}
 		return s, nil
 	}
