@@ -98,8 +98,8 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 			return s, nil
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return "", errors.New("must be an RFC 3339 date (2026-11-21) or date-time (2026-11-21T10:15:30Z)")
+		if err != nil || !FitsRFC3339(t) {
+			return "", errors.New("must be an RFC 3339 date (2026-11-21) or date-time (2026-11-21T10:15:30Z) of the years 0000 to 9999 in UTC")
 		}
 		return t.UTC().Format(TimeLayout), nil
 	default: // str, unicode
@@ -111,6 +111,14 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 		}
 		return s, nil
 	}
+}
+
+// FitsRFC3339 tells whether t, shown in UTC, has a four-digit year, as RFC
+// 3339 requires: an offset can push 9999-12-31 into year 10000 or 0000-01-01
+// into year -1, which no response may carry.
+func FitsRFC3339(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
 }
 
 // CoerceCustomValue turns a stored value into the typed value custom_data

@@ -122,7 +122,10 @@ func TestAppendBreadcrumbResolvesItsPerson(t *testing.T) {
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "email": nil, "person_id": nil}).Want(400).Problem(), "/person_id")
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "external_id": ""}).Want(400).Problem(), "/external_id")
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "email": "nope"}).Want(400).Problem(), "/email")
-		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": ada.ID, "occurred_at": "yesterday"}).Want(400).Problem(), "/occurred_at")
+		for _, bad := range []string{"yesterday", "9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"} {
+			// The last two are years 10000 and -1 in UTC, which RFC 3339 cannot write.
+			wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": ada.ID, "occurred_at": bad}).Want(400).Problem(), "/occurred_at")
+		}
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": ada.ID, "extra": 1}).Want(400).Problem(), "/extra")
 		wantNotFound(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": "per_missing"}), "person", "per_missing")
 
