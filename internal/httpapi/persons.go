@@ -112,8 +112,12 @@ func (s *Server) listPersons(w http.ResponseWriter, r *http.Request) error {
 	if pq.ExternalID, err = nonEmptyParam(r, "external_id"); err != nil {
 		return err
 	}
-	if pq.Email, err = nonEmptyParam(r, "email"); err != nil {
-		return err
+	// email is read only where it selects: lookup mode without external_id.
+	// Elsewhere it is ignored, and an ignored parameter is never a 400.
+	if pq.UpdatedSince == nil && pq.ExternalID == nil {
+		if pq.Email, err = nonEmptyParam(r, "email"); err != nil {
+			return err
+		}
 	}
 	switch {
 	case pq.UpdatedSince != nil:

@@ -56,6 +56,8 @@ func TestListPersons(t *testing.T) {
 			{"&external_id=p2", []string{ps[2].ID}},
 			{"&external_id=p2&tag_ids=" + red.ID, nil},
 			{"&email=nobody@x.test", window},
+			// email is ignored in window mode, however malformed.
+			{"&email=", window},
 		} {
 			res := listOf[personView](env, key, "/persons?updated_since="+since+tc.query)
 			if !slices.Equal(personIDs(res.Items), nonNil(tc.want)) || res.Total != len(tc.want) {
@@ -78,6 +80,8 @@ func TestListPersons(t *testing.T) {
 			{"email=P2@x.test&tag_ids=tag_missing", []string{ps[2].ID}},
 			{"external_id=old", []string{old.ID}},
 			{"external_id=nobody&email=p2@x.test", nil},
+			// external_id decides, so email is not even read.
+			{"external_id=p1&email=", []string{ps[1].ID}},
 		} {
 			res := listOf[personView](env, key, "/persons?"+tc.query)
 			if !slices.Equal(personIDs(res.Items), nonNil(tc.want)) || res.Total != len(tc.want) {
