@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,5 +63,51 @@ func TestPersonInputsWithNULAndInvalidText(t *testing.T) {
 			t.Fatalf("refused writes changed the person: %+v", got)
 		}
 		env.Do(apitest.Request{Method: http.MethodGet, Path: "/persons/" + p.ID, Key: key}).Want(200)
+	})
+}
+
+// A foreign person's id and an id nobody holds get the same 404 body,
+// request_id aside, on every person route: nothing tells them apart.
+func TestForeignPersonIsAbsent(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		owner := env.Key(env.NewAccount())
+		foreign := upsertPerson(env, owner, map[string]any{"external_id": "mine"}, 201).ID
+		tag := createTag(env, owner, "t", "person").ID
+		key := env.Key(env.NewAccount())
+		ownTag := createTag(env, key, "t", "person").ID
+		absent := "per_" + strings.Repeat("0", 24)
+
+		body := func(id string, r apitest.Request) string {
+			r.Key, r.Path = key, strings.ReplaceAll(r.Path, "{id}", id)
+			if s, ok := r.Body.(string); ok {
+				r.Body = strings.ReplaceAll(s, "{id}", id)
+			}
+			m := env.Do(r).Want(404).Map()
+			delete(m, "request_id")
+			raw, _ := json.Marshal(m)
+			return strings.ReplaceAll(string(raw), id, "{id}")
+		}
+		for _, r := range []apitest.Request{
+			{Method: http.MethodGet, Path: "/persons/{id}"},
+			{Method: http.MethodGet, Path: "/persons/{id}?extended=true"},
+			{Method: http.MethodPatch, Path: "/persons/{id}", Body: `{"first_name":"x"}`},
+			{Method: http.MethodPost, Path: "/persons/{id}/tags", Body: `{"tag_ids":["` + ownTag + `"]}`},
+			{Method: http.MethodDelete, Path: "/persons/{id}/tags/" + ownTag},
+			{Method: http.MethodPost, Path: "/breadcrumbs", Body: `{"flavor":"custom","person_id":"{id}"}`},
+		} {
+			if a, f := body(absent, r), body(foreign, r); a != f {
+				t.Errorf("%s %s: absent %s, foreign %s", r.Method, r.Path, a, f)
+			}
+		}
+		// A foreign tag is an absent tag too.
+		p := upsertPerson(env, key, map[string]any{"external_id": "p"}, 201)
+		r := apitest.Request{Method: http.MethodPost, Path: "/persons/" + p.ID + "/tags", Body: `{"tag_ids":["` + ownTag + `","{id}"]}`}
+		if a, f := body("tag_"+strings.Repeat("0", 24), r), body(tag, r); a != f {
+			t.Errorf("tags: absent %s, foreign %s", a, f)
+		}
+		if held := getPerson(env, key, p.ID).TagIDs; len(held) != 0 {
+			t.Fatalf("a 404 attached %v", held)
+		}
 	})
 }
