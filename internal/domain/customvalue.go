@@ -78,15 +78,17 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 		}
 		return "", errors.New(`must be true or false (or the strings "true" or "false")`)
 	case "list":
-		var items []string
-		if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		// Pointers tell a null item, which would decode as "", from a string.
+		var held []*string
+		if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &held) != nil || slices.Contains(held, nil) {
 			return "", errors.New("must be an array of strings")
+		}
+		items := make([]string, len(held))
+		for i, s := range held {
+			items[i] = *s
 		}
 		if slices.ContainsFunc(items, HasNUL) {
 			return "", errNUL
-		}
-		if items == nil {
-			items = []string{}
 		}
 		b, _ := json.Marshal(items)
 		return string(b), nil

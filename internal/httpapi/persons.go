@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -180,7 +181,8 @@ func tagIDsParam(r *http.Request) ([]string, error) {
 // addPersonTags attaches live tags to a person and returns the person.
 func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		TagIDs []string `json:"tag_ids"`
+		// Pointers tell a null item, which would decode as "", from a string.
+		TagIDs []*string `json:"tag_ids"`
 	}
 	if err := decodeJSON(r, &body); err != nil {
 		return err
@@ -191,7 +193,14 @@ func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
 	case len(body.TagIDs) > maxTagIDs:
 		return domain.BodyError("/tag_ids", "tag_ids may hold at most %d tag ids; got %d.", maxTagIDs, len(body.TagIDs))
 	}
-	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), body.TagIDs, s.personWrite())
+	ids := make([]string, len(body.TagIDs))
+	for i, id := range body.TagIDs {
+		if id == nil || *id == "" {
+			return domain.BodyError(fmt.Sprintf("/tag_ids/%d", i), "Every item of tag_ids must be a non-empty tag id string.")
+		}
+		ids[i] = *id
+	}
+	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), ids, s.personWrite())
 	if err != nil {
 		return err
 	}

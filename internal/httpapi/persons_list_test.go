@@ -174,6 +174,10 @@ func TestPersonTags(t *testing.T) {
 			map[string]any{"tag_ids": "x"}} {
 			wantInvalid(t, env.Post(key, "/persons/"+p.ID+"/tags", body).Want(400).Problem(), "/tag_ids")
 		}
+		// A null or empty item is not a tag id but a malformed body.
+		for _, items := range []any{[]any{one.ID, nil}, []any{one.ID, ""}} {
+			wantInvalid(t, env.Post(key, "/persons/"+p.ID+"/tags", map[string]any{"tag_ids": items}).Want(400).Problem(), "/tag_ids/1")
+		}
 		wantNotFound(t, env.Post(key, "/persons/per_missing/tags", map[string]any{"tag_ids": []string{one.ID}}), "person", "per_missing")
 		wantNotFound(t, env.Post(other, "/persons/"+p.ID+"/tags", map[string]any{"tag_ids": []string{foreign.ID}}), "person", p.ID)
 
