@@ -51,12 +51,18 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		if b.OccurredAt != nil {
 			b.ActivityAt = *b.OccurredAt
 		}
+		if replayed {
+			_, err = q.exec(ctx, `UPDATE breadcrumbs SET flavor = ?, person_id = ?, campaign_id = ?, project_id = ?,
+				email = ?, external_id = ?, f_id = ?, occurred_at = ?, activity_at = ? WHERE account_id = ? AND id = ?`,
+				b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID), nullStr(b.Email), nullStr(b.ExternalID),
+				nullStr(b.FID), nullMillis(b.OccurredAt), b.ActivityAt.UnixMilli(), accountID, b.ID)
+			return personID, c, err
+		}
+		// A plain INSERT: a concurrent first delivery of the same key that
+		// committed meanwhile makes this a unique violation, and personWrite
+		// retries, finding that record and replaying onto it.
 		_, err = q.exec(ctx, `INSERT INTO breadcrumbs (id, account_id, flavor, person_id, campaign_id, project_id,
-			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET flavor = excluded.flavor, person_id = excluded.person_id,
-				campaign_id = excluded.campaign_id, project_id = excluded.project_id, email = excluded.email,
-				external_id = excluded.external_id, f_id = excluded.f_id, occurred_at = excluded.occurred_at,
-				activity_at = excluded.activity_at`,
+			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			b.ID, accountID, b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID),
 			nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
 			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli())
