@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -28,6 +29,8 @@ var (
 )
 
 const dateLayout = "2006-01-02"
+
+var errNUL = errors.New(`must not contain the NUL character (\u0000)`)
 
 // StoreCustomValue checks a JSON value against a data_type and returns the
 // string to store, or an error saying why the value does not fit.
@@ -75,12 +78,17 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 		}
 		return "", errors.New(`must be true or false (or the strings "true" or "false")`)
 	case "list":
-		var items []string
-		if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		// Pointers tell a null item, which would decode as "", from a string.
+		var held []*string
+		if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &held) != nil || slices.Contains(held, nil) {
 			return "", errors.New("must be an array of strings")
 		}
-		if items == nil {
-			items = []string{}
+		items := make([]string, len(held))
+		for i, s := range held {
+			items[i] = *s
+		}
+		if slices.ContainsFunc(items, HasNUL) {
+			return "", errNUL
 		}
 		b, _ := json.Marshal(items)
 		return string(b), nil
@@ -92,16 +100,27 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 			return s, nil
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return "", errors.New("must be an RFC 3339 date (2026-11-21) or date-time (2026-11-21T10:15:30Z)")
+		if err != nil || !FitsRFC3339(t) {
+			return "", errors.New("must be an RFC 3339 date (2026-11-21) or date-time (2026-11-21T10:15:30Z) of the years 0000 to 9999 in UTC")
 		}
 		return t.UTC().Format(TimeLayout), nil
 	default: // str, unicode
 		if !isString {
 			return "", errors.New("must be a string")
 		}
+		if HasNUL(s) {
+			return "", errNUL
+		}
 		return s, nil
 	}
+}
+
+// FitsRFC3339 tells whether t, shown in UTC, has a four-digit year, as RFC
+// 3339 requires: an offset can push 9999-12-31 into year 10000 or 0000-01-01
+// into year -1, which no response may carry.
+func FitsRFC3339(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
 }
 
 // CoerceCustomValue turns a stored value into the typed value custom_data

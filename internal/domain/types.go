@@ -3,6 +3,7 @@ package domain
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"math"
 	"time"
 )
 
@@ -61,8 +62,15 @@ type PageRequest struct {
 	Size int
 }
 
-// Offset is the number of items before this page.
-func (p PageRequest) Offset() int { return (p.Page - 1) * p.Size }
+// Offset is the number of items before this page. A page so far out that
+// the product overflows lies past every list, so it saturates instead of
+// wrapping to a negative offset.
+func (p PageRequest) Offset() int {
+	if p.Size > 0 && p.Page-1 > math.MaxInt/p.Size {
+		return math.MaxInt
+	}
+	return (p.Page - 1) * p.Size
+}
 
 // NewID returns a random identifier with a readable type prefix.
 func NewID(prefix string) string {

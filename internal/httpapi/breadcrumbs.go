@@ -79,8 +79,8 @@ func (s *Server) appendBreadcrumb(w http.ResponseWriter, r *http.Request) error 
 	}
 	if body.OccurredAt != nil {
 		t, err := time.Parse(time.RFC3339Nano, *body.OccurredAt)
-		if err != nil {
-			return domain.BodyError("/occurred_at", "occurred_at must be an RFC 3339 date-time with Z or an offset; got %q.", *body.OccurredAt)
+		if err != nil || !domain.FitsRFC3339(t) {
+			return domain.BodyError("/occurred_at", "occurred_at must be an RFC 3339 date-time with Z or an offset, of the years 0000 to 9999 in UTC; got %q.", *body.OccurredAt)
 		}
 		t = t.UTC()
 		in.OccurredAt = &t

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,7 +123,10 @@ func TestAppendBreadcrumbResolvesItsPerson(t *testing.T) {
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "email": nil, "person_id": nil}).Want(400).Problem(), "/person_id")
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "external_id": ""}).Want(400).Problem(), "/external_id")
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "email": "nope"}).Want(400).Problem(), "/email")
-		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": ada.ID, "occurred_at": "yesterday"}).Want(400).Problem(), "/occurred_at")
+		for _, bad := range []string{"yesterday", "9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"} {
+			// The last two are years 10000 and -1 in UTC, which RFC 3339 cannot write.
+			wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": ada.ID, "occurred_at": bad}).Want(400).Problem(), "/occurred_at")
+		}
 		wantInvalid(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": ada.ID, "extra": 1}).Want(400).Problem(), "/extra")
 		wantNotFound(t, env.Post(key, "/breadcrumbs", map[string]any{"flavor": "custom", "person_id": "per_missing"}), "person", "per_missing")
 
@@ -316,6 +320,39 @@ func TestListBreadcrumbs(t *testing.T) {
 			if res := listOf[breadcrumbView](env, other, "/breadcrumbs?"+q); res.Total != 0 || len(res.Items) != 0 {
 				t.Fatalf("another account lists %v for %q", crumbIDs(res.Items), q)
 			}
+		}
+	})
+}
+
+// Concurrent first deliveries of one Idempotency-Key make one record: one
+// 201, every other a 200 replay.
+func TestBreadcrumbIdempotencyKeyUnderConcurrency(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := apitest.New(t, eng)
+		key := env.Key(env.NewAccount())
+		p := upsertPerson(env, key, map[string]any{"external_id": "race"}, 201)
+		const n = 6
+		statuses := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses <- env.Do(apitest.Request{Method: http.MethodPost, Path: "/breadcrumbs", Key: key,
+					Body: map[string]any{"flavor": "email_send", "person_id": p.ID}, Header: http.Header{"Idempotency-Key": {"once"}}}).Status
+			}()
+		}
+		wg.Wait()
+		close(statuses)
+		count := map[int]int{}
+		for s := range statuses {
+			count[s]++
+		}
+		if count[201] != 1 || count[200] != n-1 {
+			t.Fatalf("statuses %v, want one 201 and %d 200", count, n-1)
+		}
+		if res := listOf[breadcrumbView](env, key, "/breadcrumbs"); res.Total != 1 {
+			t.Fatalf("%d records", res.Total)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -112,8 +113,12 @@ func (s *Server) listPersons(w http.ResponseWriter, r *http.Request) error {
 	if pq.ExternalID, err = nonEmptyParam(r, "external_id"); err != nil {
 		return err
 	}
-	if pq.Email, err = nonEmptyParam(r, "email"); err != nil {
-		return err
+	// email is read only where it selects: lookup mode without external_id.
+	// Elsewhere it is ignored, and an ignored parameter is never a 400.
+	if pq.UpdatedSince == nil && pq.ExternalID == nil {
+		if pq.Email, err = nonEmptyParam(r, "email"); err != nil {
+			return err
+		}
 	}
 	switch {
 	case pq.UpdatedSince != nil:
@@ -176,7 +181,8 @@ func tagIDsParam(r *http.Request) ([]string, error) {
 // addPersonTags attaches live tags to a person and returns the person.
 func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		TagIDs []string `json:"tag_ids"`
+		// Pointers tell a null item, which would decode as "", from a string.
+		TagIDs []*string `json:"tag_ids"`
 	}
 	if err := decodeJSON(r, &body); err != nil {
 		return err
@@ -187,7 +193,14 @@ func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
 	case len(body.TagIDs) > maxTagIDs:
 		return domain.BodyError("/tag_ids", "tag_ids may hold at most %d tag ids; got %d.", maxTagIDs, len(body.TagIDs))
 	}
-	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), body.TagIDs, s.personWrite())
+	ids := make([]string, len(body.TagIDs))
+	for i, id := range body.TagIDs {
+		if id == nil || *id == "" {
+			return domain.BodyError(fmt.Sprintf("/tag_ids/%d", i), "Every item of tag_ids must be a non-empty tag id string.")
+		}
+		ids[i] = *id
+	}
+	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), ids, s.personWrite())
 	if err != nil {
 		return err
 	}

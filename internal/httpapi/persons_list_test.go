@@ -56,6 +56,8 @@ func TestListPersons(t *testing.T) {
 			{"&external_id=p2", []string{ps[2].ID}},
 			{"&external_id=p2&tag_ids=" + red.ID, nil},
 			{"&email=nobody@x.test", window},
+			// email is ignored in window mode, however malformed.
+			{"&email=", window},
 		} {
 			res := listOf[personView](env, key, "/persons?updated_since="+since+tc.query)
 			if !slices.Equal(personIDs(res.Items), nonNil(tc.want)) || res.Total != len(tc.want) {
@@ -78,6 +80,8 @@ func TestListPersons(t *testing.T) {
 			{"email=P2@x.test&tag_ids=tag_missing", []string{ps[2].ID}},
 			{"external_id=old", []string{old.ID}},
 			{"external_id=nobody&email=p2@x.test", nil},
+			// external_id decides, so email is not even read.
+			{"external_id=p1&email=", []string{ps[1].ID}},
 		} {
 			res := listOf[personView](env, key, "/persons?"+tc.query)
 			if !slices.Equal(personIDs(res.Items), nonNil(tc.want)) || res.Total != len(tc.want) {
@@ -86,6 +90,10 @@ func TestListPersons(t *testing.T) {
 		}
 		if res := listOf[personView](env, key, "/persons?external_id=p1&page=2"); len(res.Items) != 0 || res.Total != 1 {
 			t.Fatalf("lookup page 2: %+v", res)
+		}
+		// A page whose offset overflows 64 bits is past the end, not a 500.
+		if res := listOf[personView](env, key, "/persons?external_id=p1&size=100&page=9223372036854775807"); len(res.Items) != 0 || res.Total != 1 {
+			t.Fatalf("page far past the end: %+v", res)
 		}
 
 		other := env.Key(env.NewAccount())
@@ -165,6 +173,10 @@ func TestPersonTags(t *testing.T) {
 		for _, body := range []any{map[string]any{}, map[string]any{"tag_ids": []string{}}, map[string]any{"tag_ids": nil},
 			map[string]any{"tag_ids": "x"}} {
 			wantInvalid(t, env.Post(key, "/persons/"+p.ID+"/tags", body).Want(400).Problem(), "/tag_ids")
+		}
+		// A null or empty item is not a tag id but a malformed body.
+		for _, items := range []any{[]any{one.ID, nil}, []any{one.ID, ""}} {
+			wantInvalid(t, env.Post(key, "/persons/"+p.ID+"/tags", map[string]any{"tag_ids": items}).Want(400).Problem(), "/tag_ids/1")
 		}
 		wantNotFound(t, env.Post(key, "/persons/per_missing/tags", map[string]any{"tag_ids": []string{one.ID}}), "person", "per_missing")
 		wantNotFound(t, env.Post(other, "/persons/"+p.ID+"/tags", map[string]any{"tag_ids": []string{foreign.ID}}), "person", p.ID)

@@ -235,7 +235,7 @@ func TestPersonCustomFieldValues(t *testing.T) {
 			value any
 		}{
 			{"n", 1.5}, {"n", "five"}, {"ratio", "1,5"}, {"price", true}, {"ok", "yes"}, {"colors", "red"},
-			{"colors", []int{1}}, {"born", "21/11/2026"}, {"nick", 5}, {"bio", []string{}},
+			{"colors", []int{1}}, {"colors", []any{"a", nil}}, {"born", "21/11/2026"}, {"born", "9999-12-31T23:59:59-01:00"}, {"nick", 5}, {"bio", []string{}},
 			{"unknown", "x"}, {"gone", "x"}, {"crumb_only", "x"},
 		} {
 			p := env.Patch(key, "/persons/"+p.ID, map[string]any{"custom_fields": map[string]any{tc.key: tc.value}}).Want(400).Problem()

@@ -51,12 +51,18 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		if b.OccurredAt != nil {
 			b.ActivityAt = *b.OccurredAt
 		}
+		if replayed {
+			_, err = q.exec(ctx, `UPDATE breadcrumbs SET flavor = ?, person_id = ?, campaign_id = ?, project_id = ?,
+				email = ?, external_id = ?, f_id = ?, occurred_at = ?, activity_at = ? WHERE account_id = ? AND id = ?`,
+				b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID), nullStr(b.Email), nullStr(b.ExternalID),
+				nullStr(b.FID), nullMillis(b.OccurredAt), b.ActivityAt.UnixMilli(), accountID, b.ID)
+			return personID, c, err
+		}
+		// A plain INSERT: a concurrent first delivery of the same key that
+		// committed meanwhile makes this a unique violation, and personWrite
+		// retries, finding that record and replaying onto it.
 		_, err = q.exec(ctx, `INSERT INTO breadcrumbs (id, account_id, flavor, person_id, campaign_id, project_id,
-			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET flavor = excluded.flavor, person_id = excluded.person_id,
-				campaign_id = excluded.campaign_id, project_id = excluded.project_id, email = excluded.email,
-				external_id = excluded.external_id, f_id = excluded.f_id, occurred_at = excluded.occurred_at,
-				activity_at = excluded.activity_at`,
+			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			b.ID, accountID, b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID),
 			nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
 			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli())
@@ -101,6 +107,9 @@ func mustExist(ctx context.Context, q querier, table, kind, accountID string, id
 	if id == nil {
 		return nil
 	}
+	if !storable(*id) {
+		return domain.NotFound(kind, *id)
+	}
 	var one int
 	err := q.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE account_id = ? AND id = ?`, accountID, *id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -114,6 +123,9 @@ const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, proje
 
 // ListBreadcrumbs returns a page of breadcrumbs, newest activity first.
 func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) ([]domain.Breadcrumb, int, error) {
+	if !storable(deref(f.Flavor), deref(f.PersonID), deref(f.CampaignID), deref(f.ProjectID)) {
+		return []domain.Breadcrumb{}, 0, nil
+	}
 	where, args := `account_id = ?`, []any{accountID}
 	for _, eq := range []struct {
 		column string
