@@ -30,8 +30,6 @@ var (
 
 const dateLayout = "2006-01-02"
 
-var errNUL = errors.New(`must not contain the NUL character (\u0000)`)
-
 // StoreCustomValue checks a JSON value against a data_type and returns the
 // string to store, or an error saying why the value does not fit.
 func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
@@ -87,9 +85,6 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 		for i, s := range held {
 			items[i] = *s
 		}
-		if slices.ContainsFunc(items, HasNUL) {
-			return "", errNUL
-		}
 		b, _ := json.Marshal(items)
 		return string(b), nil
 	case "date":
@@ -107,9 +102,6 @@ func StoreCustomValue(dataType string, raw json.RawMessage) (string, error) {
 	default: // str, unicode
 		if !isString {
 			return "", errors.New("must be a string")
-		}
-		if HasNUL(s) {
-			return "", errNUL
 		}
 		return s, nil
 	}

@@ -127,13 +127,8 @@ func (u PersonUpsert) Validate() error {
 		ptr string
 		v   Opt[string]
 	}{{"/first_name", u.FirstName}, {"/last_name", u.LastName}, {"/phone", u.Phone}} {
-		v := f.v.Ptr()
-		switch {
-		case v == nil:
-		case utf8.RuneCountInString(*v) > MaxPersonText:
+		if v := f.v.Ptr(); v != nil && utf8.RuneCountInString(*v) > MaxPersonText {
 			return BodyError(f.ptr, "%s is longer than %d characters.", f.ptr[1:], MaxPersonText)
-		case HasNUL(*v):
-			return BodyError(f.ptr, "%s must not contain the NUL character (\\u0000).", f.ptr[1:])
 		}
 	}
 	return nil
@@ -152,8 +147,6 @@ func CheckIdentifier(pointer string, v *string) error {
 		return BodyError(pointer, "%s must not be empty; send null to leave it unset.", name)
 	case utf8.RuneCountInString(*v) > MaxPersonText:
 		return BodyError(pointer, "%s is longer than %d characters.", name, MaxPersonText)
-	case HasNUL(*v):
-		return BodyError(pointer, "%s must not contain the NUL character (\\u0000).", name)
 	case name == "email" && !plausibleEmail(*v):
 		return BodyError(pointer, "email %q is not an email address (local@domain, no spaces).", *v)
 	}
@@ -164,10 +157,6 @@ func plausibleEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	return at > 0 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>")
 }
-
-// HasNUL tells whether s holds the NUL character, which PostgreSQL refuses
-// in text: no stored text holds it, on either engine.
-func HasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
 
 // NormEmail is the form emails are compared in: case-insensitive.
 func NormEmail(email string) string { return strings.ToLower(email) }

@@ -35,9 +35,6 @@ func enumParam(r *http.Request, name string, allowed []string) (*string, error) 
 	if !q.Has(name) {
 		return nil, nil
 	}
-	if err := once(q, name); err != nil {
-		return nil, err
-	}
 	v := q.Get(name)
 	if !slices.Contains(allowed, v) {
 		return nil, domain.ParamError(name, "%s", service.EnumDetail(name, v, allowed))

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -19,11 +18,6 @@ const (
 func parsePage(r *http.Request) (domain.PageRequest, error) {
 	q := r.URL.Query()
 	p := domain.PageRequest{Page: 1, Size: defaultPageSize}
-	for _, name := range []string{"page", "size"} {
-		if err := once(q, name); err != nil {
-			return p, err
-		}
-	}
 	if v := q.Get("page"); q.Has("page") {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -39,15 +33,6 @@ func parsePage(r *http.Request) (domain.PageRequest, error) {
 		p.Size = n
 	}
 	return p, nil
-}
-
-// once refuses a query parameter given more than once: which value the
-// client meant is a guess, and guessing would hide the client's bug.
-func once(q url.Values, name string) error {
-	if n := len(q[name]); n > 1 {
-		return domain.ParamError(name, "%s may be given once; it was given %d times.", name, n)
-	}
-	return nil
 }
 
 // page builds the envelope; items is never null.

@@ -168,3 +168,18 @@ func TestTextNoEngineCanHoldIsRefusedEverywhere(t *testing.T) {
 		}
 	})
 }
+
+// TestRepeatedQueryParameters: a parameter that takes one value is a 400 when
+// repeated, on every list; tag_ids, a list, may be repeated.
+func TestRepeatedQueryParameters(t *testing.T) {
+	env := apitest.New(t, testenv.SQLite)
+	key := env.Key(env.NewAccount())
+	for _, path := range []string{"/tags?size=1&size=2", "/custom-fields?page=1&page=1", "/campaigns?size=5&size=5",
+		"/persons?external_id=a&external_id=b", "/breadcrumbs?flavor=custom&flavor=custom", "/webhooks?page=1&page=2"} {
+		p := env.Get(key, path).Want(400).Problem()
+		if len(p.Errors) != 1 || p.Errors[0].Parameter == "" || !strings.Contains(p.Detail, "given once") {
+			t.Errorf("%s: %+v", path, p)
+		}
+	}
+	env.Get(key, "/persons?updated_since=2026-11-21T09:00:00Z&tag_ids=a&tag_ids=b").Want(200)
+}

@@ -143,7 +143,7 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		}
-		if err := checkRequestText(r); err != nil {
+		if err := checkRequest(r); err != nil {
 			writeError(w, r, err)
 			return
 		}

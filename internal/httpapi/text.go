@@ -19,10 +19,15 @@ func storable(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// checkRequestText refuses path values and query parameters that no engine
-// can hold: in the path they name nothing (404), in the query they are bad
-// input (400).
-func checkRequestText(r *http.Request) error {
+// listParams are the query parameters that may be repeated, one value each.
+var listParams = map[string]bool{"tag_ids": true}
+
+// checkRequest refuses, before any handler runs, path values and query
+// parameters that no engine can hold (in the path they name nothing, 404;
+// in the query they are bad input, 400), and a query parameter given more
+// than once where one value is expected: which value the client meant would
+// be a guess, and guessing would hide the client's bug.
+func checkRequest(r *http.Request) error {
 	if !storable(r.URL.Path) {
 		return &domain.NotFoundError{Detail: "No resource exists at this path: it holds a NUL character or bytes that are not UTF-8."}
 	}
@@ -34,6 +39,9 @@ func checkRequestText(r *http.Request) error {
 			if !storable(v) {
 				return domain.ParamError(name, "%s must be UTF-8 text without NUL characters.", name)
 			}
+		}
+		if len(values) > 1 && !listParams[name] {
+			return domain.ParamError(name, "%s may be given once; it was given %d times.", name, len(values))
 		}
 	}
 	return nil

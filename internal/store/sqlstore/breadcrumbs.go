@@ -107,9 +107,6 @@ func mustExist(ctx context.Context, q querier, table, kind, accountID string, id
 	if id == nil {
 		return nil
 	}
-	if !storable(*id) {
-		return domain.NotFound(kind, *id)
-	}
 	var one int
 	err := q.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE account_id = ? AND id = ?`, accountID, *id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -123,9 +120,6 @@ const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, proje
 
 // ListBreadcrumbs returns a page of breadcrumbs, newest activity first.
 func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) ([]domain.Breadcrumb, int, error) {
-	if !storable(deref(f.Flavor), deref(f.PersonID), deref(f.CampaignID), deref(f.ProjectID)) {
-		return []domain.Breadcrumb{}, 0, nil
-	}
 	where, args := `account_id = ?`, []any{accountID}
 	for _, eq := range []struct {
 		column string

@@ -45,9 +45,6 @@ func scanPerson(sc scanner) (domain.Person, error) {
 
 // getPerson reads one person with its tags and custom field values.
 func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Person, error) {
-	if !storable(id) {
-		return nil, domain.NotFound("person", id)
-	}
 	p, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = ? AND id = ?`, accountID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("person", id)
@@ -150,9 +147,6 @@ func inList(ids []string) (string, []any) {
 
 // ListPersons returns a page of persons in window or lookup mode.
 func (s *Store) ListPersons(ctx context.Context, accountID string, pq domain.PersonQuery, p domain.PageRequest) ([]domain.Person, int, error) {
-	if !storable(append([]string{deref(pq.ExternalID), deref(pq.Email)}, pq.TagIDs...)...) {
-		return []domain.Person{}, 0, nil
-	}
 	where, args, err := personFilter(accountID, pq)
 	if err != nil {
 		return nil, 0, err
@@ -198,14 +192,6 @@ func personFilter(accountID string, pq domain.PersonQuery) (string, []any, error
 		return "", nil, &domain.ValidationError{Detail: "At least one of updated_since, email, external_id is required."}
 	}
 	return where, args, nil
-}
-
-// deref is the value of an optional filter, "" when absent.
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func dedupe(ids []string) []string {

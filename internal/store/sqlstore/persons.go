@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
@@ -129,9 +128,6 @@ func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
-		if !storable(tagID) {
-			return id, noChange, nil
-		}
 		res, err := q.exec(ctx, `DELETE FROM person_tags WHERE account_id = ? AND person_id = ? AND tag_id = ?
 			AND tag_id IN (SELECT id FROM tags WHERE account_id = ? AND archived_at IS NULL)`, accountID, id, tagID, accountID)
 		if err != nil {
@@ -146,11 +142,6 @@ func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string
 }
 
 func liveTags(ctx context.Context, q querier, accountID string, ids []string) (map[string]bool, error) {
-	live := map[string]bool{}
-	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
-	if len(ids) == 0 {
-		return live, nil
-	}
 	in, args := inList(ids)
 	rows, err := q.query(ctx, `SELECT id FROM tags WHERE account_id = ? AND archived_at IS NULL AND id IN (`+in+`)`,
 		append([]any{accountID}, args...)...)
@@ -158,6 +149,7 @@ func liveTags(ctx context.Context, q querier, accountID string, ids []string) (m
 		return nil, err
 	}
 	defer rows.Close()
+	live := map[string]bool{}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
@@ -169,28 +161,12 @@ func liveTags(ctx context.Context, q querier, accountID string, ids []string) (m
 }
 
 func personExists(ctx context.Context, q querier, accountID, id string) error {
-	if !storable(id) {
-		return domain.NotFound("person", id)
-	}
 	var one int
 	err := q.queryRow(ctx, `SELECT 1 FROM persons WHERE account_id = ? AND id = ?`, accountID, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.NotFound("person", id)
 	}
 	return err
-}
-
-// storable tells whether every value could be stored text. PostgreSQL
-// refuses the NUL character and invalid UTF-8 in text, failing any query
-// that carries them; since no row holds such a value, a lookup by one
-// matches nothing and need not ask the database.
-func storable(values ...string) bool {
-	for _, v := range values {
-		if domain.HasNUL(v) || !utf8.ValidString(v) {
-			return false
-		}
-	}
-	return true
 }
 
 // identifiers are the stable keys a person is matched by.
