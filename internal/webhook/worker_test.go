@@ -673,3 +673,36 @@ func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing
 		}
 	})
 }
+
+// TestAChangeAfterTheWindowClosedOpensANewBurst: the window closes when no
+// change came for its length, whether or not a worker has got round to the
+// burst yet. A change after that (here while the worker lags) is not folded
+// into the closed creation burst: it opens its own, delivered as
+// person.updated.
+func TestAChangeAfterTheWindowClosedOpensANewBurst(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		both, updated := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
+		r := start(t, eng, webhooktest.Settings(both, updated))
+		r.subscribe(r.acc, both.URL, "person.created", "person.updated")
+		r.subscribe(r.acc, updated.URL, "person.updated")
+		person := r.touch(r.acc, "p1")
+		r.clock.Advance(window + 2*time.Minute) // the worker lags
+		r.touch(r.acc, "p1")
+		r.run()
+		if b := decode(t, wantRequests(t, both, 1)[0]); b.Event != "person.created" || !strings.Contains(string(b.Data), person) {
+			t.Fatalf("first burst %s", b.Event)
+		}
+		wantRequests(t, updated, 0)
+		r.advance(window - time.Millisecond)
+		wantRequests(t, updated, 0)
+		r.advance(time.Millisecond)
+		if b := decode(t, wantRequests(t, updated, 1)[0]); b.Event != "person.updated" {
+			t.Fatalf("the change after the window was delivered as %s", b.Event)
+		}
+		if b := decode(t, wantRequests(t, both, 2)[1]); b.Event != "person.updated" {
+			t.Fatalf("second burst %s", b.Event)
+		}
+		r.advance(24 * time.Hour)
+		wantRequests(t, both, 2)
+	})
+}
