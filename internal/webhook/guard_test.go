@@ -132,6 +132,13 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("%s: %v, want an error containing %q", url, err, want)
 		}
 	}
+	// The name localhost, through the system resolver (the hosts file).
+	system := &webhook.Guard{}
+	for _, u := range []string{"https://localhost/hook", "https://localhost:8443/hook", "https://LOCALHOST/hook"} {
+		if err := system.CheckURL(ctx, u); err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("%s: %v, want a loopback refusal", u, err)
+		}
+	}
 	open := &webhook.Guard{AllowPrivate: true}
 	if err := open.CheckURL(ctx, "https://127.0.0.1:8443/hook"); err != nil {
 		t.Errorf("AllowPrivate refused a loopback target: %v", err)

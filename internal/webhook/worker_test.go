@@ -600,3 +600,109 @@ func TestRenderingOnlyForListenersAndRetriedAfterAFailure(t *testing.T) {
 		}
 	})
 }
+
+// TestASuccessBreaksTheFailureStreak: failures more than five days apart do
+// not deactivate when a 2xx came between them; the streak restarts.
+func TestASuccessBreaksTheFailureStreak(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		r := start(t, eng, webhooktest.Settings(rc))
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
+		deliver := func(person string, after time.Duration, code int) {
+			rc.Always(code)
+			r.clock.Advance(after)
+			r.touch(r.acc, person)
+			r.advance(window)
+		}
+		deliver("per_1", 0, http.StatusBadRequest)
+		deliver("per_2", 60*time.Hour, http.StatusOK)
+		deliver("per_3", 61*time.Hour, http.StatusBadRequest)
+		deliver("per_4", time.Hour, http.StatusBadRequest)
+		w := r.webhook(sub)
+		if !w.IsActive || w.StreakFailures != 2 || !w.StreakStartedAt.Equal(t0.Add(121*time.Hour+3*window)) {
+			t.Fatalf("a streak broken by a success deactivated or was not restarted: %+v", w)
+		}
+		wantRequests(t, rc, 4)
+	})
+}
+
+// TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret: a
+// delivery made before two rotations keeps its secret for every retry; a
+// delivery made (its burst closed) after them uses the newest secret, even
+// when its person changed before them.
+func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		rc.Always(http.StatusServiceUnavailable)
+		r := start(t, eng, webhooktest.Settings(rc))
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
+		rotate := func() string {
+			t.Helper()
+			w, _, err := r.st.RotateWebhookSecret(context.Background(), r.acc, sub.ID, webhook.NewSecret(), r.clock.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w.Secret
+		}
+		early := r.touch(r.acc, "early")
+		r.advance(window) // early: attempt 1
+		second := rotate()
+		late := r.touch(r.acc, "late") // its burst closes after both rotations
+		r.advance(5 * time.Second)     // early: attempt 2
+		third := rotate()
+		r.advance(window) // early: attempt 3; late: attempt 1
+		rc.Always(http.StatusOK)
+		r.advance(30 * time.Minute) // early: attempt 4; late: attempt 2
+		want := map[string]string{early: sub.Secret, late: third}
+		attempts := map[string]int{}
+		for i, req := range rc.Requests() {
+			var data struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(decode(t, req).Data, &data)
+			attempts[data.ID]++
+			for _, secret := range []string{sub.Secret, second, third} {
+				ok := webhookverify.Verify(req.Header, req.Body, []string{secret}, r.clock.Now(), webhookverify.Options{Tolerance: 24 * time.Hour}) == nil
+				if ok != (secret == want[data.ID]) {
+					t.Errorf("request %d (person %s, attempt %d): verification with %s...: %v", i+1, data.ID, attempts[data.ID], secret[:10], ok)
+				}
+			}
+		}
+		if attempts[early] != 4 || attempts[late] != 2 || len(attempts) != 2 {
+			t.Fatalf("attempts per person %v", attempts)
+		}
+	})
+}
+
+// TestAChangeAfterTheWindowClosedOpensANewBurst: the window closes when no
+// change came for its length, whether or not a worker has got round to the
+// burst yet. A change after that (here while the worker lags) is not folded
+// into the closed creation burst: it opens its own, delivered as
+// person.updated.
+func TestAChangeAfterTheWindowClosedOpensANewBurst(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		both, updated := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
+		r := start(t, eng, webhooktest.Settings(both, updated))
+		r.subscribe(r.acc, both.URL, "person.created", "person.updated")
+		r.subscribe(r.acc, updated.URL, "person.updated")
+		person := r.touch(r.acc, "p1")
+		r.clock.Advance(window + 2*time.Minute) // the worker lags
+		r.touch(r.acc, "p1")
+		r.run()
+		if b := decode(t, wantRequests(t, both, 1)[0]); b.Event != "person.created" || !strings.Contains(string(b.Data), person) {
+			t.Fatalf("first burst %s", b.Event)
+		}
+		wantRequests(t, updated, 0)
+		r.advance(window - time.Millisecond)
+		wantRequests(t, updated, 0)
+		r.advance(time.Millisecond)
+		if b := decode(t, wantRequests(t, updated, 1)[0]); b.Event != "person.updated" {
+			t.Fatalf("the change after the window was delivered as %s", b.Event)
+		}
+		if b := decode(t, wantRequests(t, both, 2)[1]); b.Event != "person.updated" {
+			t.Fatalf("second burst %s", b.Event)
+		}
+		r.advance(24 * time.Hour)
+		wantRequests(t, both, 2)
+	})
+}

@@ -53,10 +53,21 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error) {
 	closed := false
 	err := s.inTx(ctx, func(q querier) error {
-		res, err := q.exec(ctx, `DELETE FROM bursts WHERE person_id = ? AND due_at = ? AND lease_token = ?`,
-			b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
+		// A change after the window closed waits as the next burst: it
+		// takes the row's place instead of the row going.
+		res, err := q.exec(ctx, `UPDATE bursts SET event = ?, opened_at = next_opened_at, due_at = next_due_at,
+			next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL
+			WHERE person_id = ? AND due_at = ? AND lease_token = ? AND next_due_at IS NOT NULL`,
+			domain.EventPersonUpdated, b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
 		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			res, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = ? AND due_at = ? AND lease_token = ? AND next_due_at IS NULL`,
+				b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
+			if err != nil {
+				return err
+			}
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			_, err := q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = ? AND lease_token = ?`,

@@ -70,7 +70,10 @@ func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write
 // recordChange stamps the person and, for a creation or a change, opens or
 // extends its burst in the outbox. The burst keeps the event and opening time
 // of the write that opened it: a burst that began with a creation is
-// delivered as person.created however many changes follow.
+// delivered as person.created however many changes follow inside its window.
+// A change after the window closed (its due time passed, a worker has not
+// taken it yet) does not reopen it: it opens or slides the next burst, which
+// waits in next_opened_at/next_due_at and is always person.updated.
 func recordChange(ctx context.Context, q querier, accountID, personID string, c change, w store.Write) error {
 	now := w.Now.UnixMilli()
 	var err error
@@ -98,7 +101,11 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 	}
 	_, err = q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at, lease_until)
 		VALUES (?, ?, ?, ?, ?, ?, NULL)
-		ON CONFLICT (person_id) DO UPDATE SET last_change_at = excluded.last_change_at, due_at = excluded.due_at`,
+		ON CONFLICT (person_id) DO UPDATE SET last_change_at = excluded.last_change_at,
+			due_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN excluded.due_at ELSE bursts.due_at END,
+			next_opened_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN bursts.next_opened_at
+				ELSE COALESCE(bursts.next_opened_at, excluded.last_change_at) END,
+			next_due_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN bursts.next_due_at ELSE excluded.due_at END`,
 		personID, accountID, event, now, now, w.Now.Add(w.Window).UnixMilli())
 	return err
 }

@@ -194,14 +194,15 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		}
 	})
 
-	t.Run("a change after the claim keeps the burst open and releases it", func(t *testing.T) {
+	t.Run("a change moving the due time after the claim releases the burst", func(t *testing.T) {
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		newWebhook(t, st, acc)
 		p := openBurst(t, st, acc, Epoch)
 		now := Epoch.Add(burstWindow)
 		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
-		changePerson(t, st, acc, p, now)
+		// Another instance, its clock a little behind, sees the window open.
+		changePerson(t, st, acc, p, now.Add(-time.Second))
 		closed, err := st.CloseBurst(ctx, claimed[0], everySubscription(claimed[0], now))
 		if err != nil || closed {
 			t.Fatalf("closed a burst a later change moved: %v, %v", closed, err)
@@ -219,6 +220,47 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 			t.Fatalf("deliveries after close: %+v", ds)
 		}
 		if left, _ := st.ClaimBursts(ctx, now.Add(24*time.Hour), lease, 10); len(left) != 0 {
+			t.Fatalf("a closed burst is still in the outbox: %+v", left)
+		}
+	})
+
+	t.Run("a change after the window closed waits as the next burst, person.updated", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		newWebhook(t, st, acc)
+		p := openBurst(t, st, acc, Epoch)
+		closedAt := Epoch.Add(burstWindow)
+		changePerson(t, st, acc, p, closedAt) // no change came for the window: it closed
+		changePerson(t, st, acc, p, closedAt.Add(time.Minute))
+		claimed, _ := st.ClaimBursts(ctx, closedAt.Add(time.Minute), lease, 10)
+		if len(claimed) != 1 || claimed[0].Event != domain.EventPersonCreated || !claimed[0].DueAt.Equal(closedAt) {
+			t.Fatalf("the closed burst: %+v", claimed)
+		}
+		changePerson(t, st, acc, p, closedAt.Add(2*time.Minute)) // after the claim: slides the next burst
+		closed, err := st.CloseBurst(ctx, claimed[0], everySubscription(claimed[0], closedAt))
+		if err != nil || !closed {
+			t.Fatalf("close: %v, %v", closed, err)
+		}
+		nextDue := closedAt.Add(2*time.Minute + burstWindow)
+		if b, err := st.PendingBurst(ctx, acc, p); err != nil || b.Event != domain.EventPersonUpdated ||
+			!b.OpenedAt.Equal(closedAt) || !b.DueAt.Equal(nextDue) {
+			t.Fatalf("the next burst: %+v, %v", b, err)
+		}
+		if got, _ := st.ClaimBursts(ctx, nextDue.Add(-time.Millisecond), lease, 10); len(got) != 0 {
+			t.Fatalf("the next burst was claimed before its window closed: %+v", got)
+		}
+		next, _ := st.ClaimBursts(ctx, nextDue, lease, 10)
+		if len(next) != 1 || next[0].Event != domain.EventPersonUpdated {
+			t.Fatalf("the next burst: %+v", next)
+		}
+		if closed, err := st.CloseBurst(ctx, next[0], everySubscription(next[0], nextDue)); err != nil || !closed {
+			t.Fatalf("close the next burst: %v, %v", closed, err)
+		}
+		ds, n, _ := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		if n != 2 || ds[0].Event != domain.EventPersonUpdated || ds[1].Event != domain.EventPersonCreated {
+			t.Fatalf("deliveries: %+v", ds)
+		}
+		if left, _ := st.ClaimBursts(ctx, nextDue.Add(24*time.Hour), lease, 10); len(left) != 0 {
 			t.Fatalf("a closed burst is still in the outbox: %+v", left)
 		}
 	})
