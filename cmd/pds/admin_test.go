@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -151,32 +150,25 @@ func TestServeBootstrapsAndShutsDown(t *testing.T) {
 
 func serveOnce(t *testing.T, db string, probe func(base, key string), flags ...string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", addr, "--database", db}, flags...), strings.NewReader(""), &out, &errOut)
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--database", db}, flags...), strings.NewReader(""), &out, &errOut)
 	}()
-	base := "http://" + addr
+	// The address comes from this server's own log line, never from a port
+	// picked beforehand that another test could take in between.
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			break
-		}
+	addr := ""
+	for addr == "" {
+		addr = servingAddr(strings.NewReader(errOut.String()))
 		if time.Now().After(deadline) {
 			cancel()
-			t.Fatalf("server did not come up: %v\n%s", err, errOut.String())
+			t.Fatalf("server did not come up:\n%s", errOut.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
+	base := "http://" + addr
 	if probe != nil {
 		fields := strings.Fields(out.String())
 		key := ""

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -40,32 +40,44 @@ type server struct {
 
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	out := &testenv.Buffer{}
+	cmd.Stdout = out
+	logs, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", addr}, args...)...)
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
-	out := &testenv.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, base: "http://" + addr, out: out}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if res, err := http.Get(s.base + "/healthz"); err == nil {
-			res.Body.Close()
-			return s
+	addr := make(chan string, 1)
+	go func() { addr <- servingAddr(logs); _, _ = io.Copy(io.Discard, logs) }()
+	select {
+	case a := <-addr:
+		if a == "" {
+			t.Fatalf("pds serve stopped before serving; it printed %s", out.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pds serve did not come up; it printed %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return &server{cmd: cmd, base: "http://" + a, out: out}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("pds serve did not come up; it printed %s", out.String())
 	}
+	return nil
+}
+
+// servingAddr reads the server's log until its "serving" line and returns
+// the address it listens on, so that the test talks to this server and no
+// other ("" when the log ends first).
+func servingAddr(logs io.Reader) string {
+	sc := bufio.NewScanner(logs)
+	for sc.Scan() {
+		var line struct{ Msg, Addr string }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
+			return line.Addr
+		}
+	}
+	return ""
 }
 
 // kill ends the process the way a crash or an OOM kill would: no shutdown.
