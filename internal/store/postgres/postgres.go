@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	neturl "net/url"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -34,7 +35,28 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return sqlstore.New(sqlstore.Dialect{Name: "postgres", Numbered: true}, db, db, isUniqueViolation), nil
+	counter, err := sql.Open("pgx", withRuntimeParam(url, "synchronous_commit", "off"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	counter.SetMaxOpenConns(4)
+	st := sqlstore.New(sqlstore.Dialect{Name: "postgres", Numbered: true}, db, db, isUniqueViolation)
+	st.SetCounterPool(counter)
+	return st, nil
+}
+
+// withRuntimeParam adds a server setting to a connection URL; pgx sends
+// unknown query parameters to the server as settings of the session.
+func withRuntimeParam(raw, name, value string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return raw // sql.Open reports the bad URL
+	}
+	q := u.Query()
+	q.Set(name, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // Migrate applies the migrations to the database at url.

@@ -175,7 +175,7 @@ func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error 
 // IncrementRate counts one request in the key's window and returns the count.
 func (s *Store) IncrementRate(ctx context.Context, keyID string, windowStart time.Time) (int, error) {
 	var n int
-	err := s.writer().queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count) VALUES (?, ?, 1)
+	err := querier{s: s, db: s.counter}.queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count) VALUES (?, ?, 1)
 		ON CONFLICT (key_id, window_start) DO UPDATE SET count = rate_windows.count + 1
 		RETURNING count`, keyID, windowStart.UnixMilli()).Scan(&n)
 	return n, err
@@ -191,7 +191,7 @@ func (s *Store) RateCount(ctx context.Context, keyID string, windowStart time.Ti
 
 // PruneRate drops finished windows.
 func (s *Store) PruneRate(ctx context.Context, before time.Time) error {
-	_, err := s.writer().exec(ctx, `DELETE FROM rate_windows WHERE window_start < ?`, before.UnixMilli())
+	_, err := querier{s: s, db: s.counter}.exec(ctx, `DELETE FROM rate_windows WHERE window_start < ?`, before.UnixMilli())
 	return err
 }
 

@@ -28,6 +28,9 @@ type Store struct {
 	dialect  Dialect
 	r, w     *sql.DB
 	isUnique IsUniqueViolation
+	// counter takes the rate-limit counts; an engine may give it a pool that
+	// does not wait for the disk on commit (see SetCounterPool).
+	counter *sql.DB
 
 	stmts sync.Map // query text -> *sql.Stmt, per pool (see stmtKey)
 }
@@ -39,8 +42,14 @@ type stmtKey struct {
 
 // New builds a Store over the given pools. r and w may be the same pool.
 func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
-	return &Store{dialect: d, r: r, w: w, isUnique: isUnique}
+	return &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w}
 }
+
+// SetCounterPool gives the rate-limit counts a pool of their own. Losing the
+// last few counts in a crash costs nothing, so on PostgreSQL that pool
+// commits without waiting for the WAL flush, which is most of the price of
+// counting a request.
+func (s *Store) SetCounterPool(db *sql.DB) { s.counter = db }
 
 // Engine names the engine.
 func (s *Store) Engine() string { return s.dialect.Name }
@@ -62,6 +71,9 @@ func (s *Store) Close() error {
 	err := s.r.Close()
 	if s.w != s.r {
 		err = errors.Join(err, s.w.Close())
+	}
+	if s.counter != s.w {
+		err = errors.Join(err, s.counter.Close())
 	}
 	return err
 }
