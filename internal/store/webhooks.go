@@ -57,6 +57,12 @@ type Webhooks interface {
 	// on the subscription, in one transaction. A lease lost to another
 	// worker records nothing.
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r AttemptResult) error
+	// PruneDeliveries deletes, with their attempts, the finished deliveries
+	// (succeeded or failed, no lease held) of every account whose last
+	// activity (last attempt, else creation) is before `before`, at most
+	// batch rows per statement, and returns how many it deleted. Pending
+	// deliveries are never deleted.
+	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
 }
 
 // DeliveryBuilder makes the deliveries of a closing burst from the

@@ -106,10 +106,14 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 		if d.LeaseUntil != nil && d.LeaseUntil.After(now) {
 			return &domain.ConflictError{Detail: "An attempt of this delivery is in progress; redeliver it once the attempt has finished."}
 		}
-		if _, err := q.exec(ctx, `UPDATE deliveries SET status = ?, next_attempt_at = ?, round_start = attempts,
+		res, err := q.exec(ctx, `UPDATE deliveries SET status = ?, next_attempt_at = ?, round_start = attempts,
 			secret_version = ?, lease_until = NULL, lease_token = NULL WHERE id = ?`,
-			domain.DeliveryPending, now.UnixMilli(), w.SecretVersion, id); err != nil {
+			domain.DeliveryPending, now.UnixMilli(), w.SecretVersion, id)
+		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return domain.NotFound("delivery", id) // pruned since it was read
 		}
 		if err := dropUnusedSecrets(ctx, q, webhookID); err != nil {
 			return err

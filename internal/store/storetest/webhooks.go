@@ -342,6 +342,12 @@ func mustOnlyWebhook(t testing.TB, st store.Store, acc string) domain.Webhook {
 // queueDelivery makes one delivery for w through the outbox, due at `at`.
 func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time) domain.Delivery {
 	t.Helper()
+	return queueDeliveryAs(t, st, w, at, "")
+}
+
+// queueDeliveryAs is queueDelivery under a chosen id ("" draws one).
+func queueDeliveryAs(t testing.TB, st store.Store, w domain.Webhook, at time.Time, id string) domain.Delivery {
+	t.Helper()
 	ctx := context.Background()
 	openBurst(t, st, w.AccountID, at.Add(-burstWindow))
 	claimed, err := st.ClaimBursts(ctx, at, time.Minute, 1)
@@ -352,6 +358,9 @@ func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time)
 	build := everySubscription(claimed[0], at)
 	if _, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
 		ds, err := build(slices.DeleteFunc(ws, func(x domain.Webhook) bool { return x.ID != w.ID }))
+		if id != "" {
+			ds[0].ID = id
+		}
 		made = ds[0]
 		return ds, err
 	}); err != nil {
