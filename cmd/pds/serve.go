@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -30,12 +31,23 @@ type serveConfig struct {
 	webhookDisable      time.Duration
 	webhookAllowPriv    bool
 	webhookCAFile       string
+	webhookRetention    time.Duration
 	shutdownGracePeriod time.Duration
 }
 
 func (e cmdEnv) serve(args []string) error {
 	fs, c := e.newFlags("serve")
-	var cfg serveConfig
+	cfg := serveFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return e.runServer(*cfg, c)
+}
+
+// serveFlags declares the server settings on fs; they are set once fs is
+// parsed.
+func serveFlags(fs *flag.FlagSet) *serveConfig {
+	cfg := &serveConfig{}
 	fs.StringVar(&cfg.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&cfg.publicURL, "public-url", "http://localhost:8080", "base of 0_person_url and links")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", 600, "default requests per key per minute")
@@ -46,10 +58,14 @@ func (e cmdEnv) serve(args []string) error {
 	fs.DurationVar(&cfg.webhookDisable, "webhook-disable-after", 120*time.Hour, "failure streak that deactivates a subscription")
 	fs.BoolVar(&cfg.webhookAllowPriv, "webhook-allow-private", false, "allow private webhook targets (development only)")
 	fs.StringVar(&cfg.webhookCAFile, "webhook-ca-file", "", "extra CA (PEM) trusted for deliveries")
+	fs.DurationVar(&cfg.webhookRetention, "webhook-retention", webhook.DefaultRetention,
+		"how long finished deliveries stay in the delivery log after their last attempt (720h = 30 days)")
 	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish on SIGTERM")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+	return cfg
+}
+
+// runServer serves until the command's context ends.
+func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) error {
 	if cfg.rateLimit < 1 || cfg.customFieldLimit < 1 || cfg.webhookWindow <= 0 || cfg.webhookTimeout <= 0 {
 		return errors.New("serve: --rate-limit, --custom-field-limit, --webhook-window and --webhook-timeout must be positive")
 	}

@@ -22,12 +22,16 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 	if cfg.webhookDisable <= 0 {
 		return webhook.Settings{}, errors.New("serve: --webhook-disable-after must be positive")
 	}
+	if cfg.webhookRetention <= 0 {
+		return webhook.Settings{}, errors.New("serve: --webhook-retention must be positive")
+	}
 	s := webhook.Settings{
 		Schedule:     schedule,
 		Timeout:      cfg.webhookTimeout,
 		DisableAfter: cfg.webhookDisable,
 		AllowPrivate: cfg.webhookAllowPriv,
 		CAFile:       cfg.webhookCAFile,
+		Retention:    cfg.webhookRetention,
 	}
 	if _, err := webhook.NewClient(s); err != nil {
 		return webhook.Settings{}, fmt.Errorf("serve: --webhook-ca-file: %w", err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
+	"flag"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,6 +34,9 @@ func TestServeRefusesBadWebhookSettings(t *testing.T) {
 		{[]string{"--webhook-ca-file", filepath.Join(dir, "missing.pem")}, "--webhook-ca-file"},
 		{[]string{"--webhook-ca-file", notPEM}, "no PEM certificate"},
 		{[]string{"--webhook-disable-after", "0s"}, "--webhook-disable-after must be positive"},
+		{[]string{"--webhook-retention", "0s"}, "--webhook-retention must be positive"},
+		{[]string{"--webhook-retention", "-24h"}, "--webhook-retention must be positive"},
+		{[]string{"--webhook-retention", "30d"}, `invalid value "30d" for flag -webhook-retention`},
 	} {
 		db := filepath.Join(dir, "pds.db")
 		out, err := pds(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--database", db}, c.flags...)...)
@@ -41,6 +46,48 @@ func TestServeRefusesBadWebhookSettings(t *testing.T) {
 		if _, statErr := os.Stat(db); statErr == nil {
 			t.Fatalf("%v: the database was opened before the settings were checked", c.flags)
 		}
+	}
+}
+
+// TestWebhookRetentionSetting: --webhook-retention and
+// PDS_WEBHOOK_RETENTION reach the worker's settings, default 30 days, the
+// flag winning over the variable; a bad variable stops the start.
+func TestWebhookRetentionSetting(t *testing.T) {
+	retention := func(args ...string) (time.Duration, error) {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		cfg := serveFlags(fs)
+		if err := parse(fs, args); err != nil {
+			return 0, err
+		}
+		s, err := webhookSettings(*cfg)
+		return s.Retention, err
+	}
+	for _, c := range []struct {
+		env  string
+		args []string
+		want time.Duration
+	}{
+		{"", nil, 720 * time.Hour},
+		{"", []string{"--webhook-retention", "168h"}, 168 * time.Hour},
+		{"90m", nil, 90 * time.Minute},
+		{"90m", []string{"--webhook-retention=2160h"}, 2160 * time.Hour},
+	} {
+		if c.env != "" {
+			t.Setenv("PDS_WEBHOOK_RETENTION", c.env)
+		}
+		if got, err := retention(c.args...); err != nil || got != c.want {
+			t.Errorf("PDS_WEBHOOK_RETENTION=%q %v: %v, %v; want %v", c.env, c.args, got, err, c.want)
+		}
+	}
+	for env, want := range map[string]string{"a month": "PDS_WEBHOOK_RETENTION", "0s": "--webhook-retention must be positive"} {
+		t.Setenv("PDS_WEBHOOK_RETENTION", env)
+		if _, err := retention(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("PDS_WEBHOOK_RETENTION=%q: %v, want an error containing %q", env, err, want)
+		}
+	}
+	if out, _ := pds(t, "serve", "-h"); !strings.Contains(out, "-webhook-retention") || !strings.Contains(out, "30 days") {
+		t.Errorf("pds serve -h does not document --webhook-retention:\n%s", out)
 	}
 }
 

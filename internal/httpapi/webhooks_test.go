@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -58,6 +57,7 @@ type webhookEnv struct {
 	*apitest.Env
 	worker *webhook.Worker
 	window time.Duration
+	logs   *testenv.Buffer // the worker's log
 }
 
 func newWebhookEnv(t *testing.T, eng testenv.Engine, s webhook.Settings) *webhookEnv {
@@ -66,11 +66,12 @@ func newWebhookEnv(t *testing.T, eng testenv.Engine, s webhook.Settings) *webhoo
 	cfg.Webhook = s
 	env := apitest.New(t, eng, apitest.WithConfig(cfg))
 	render := webhook.PersonRenderer{Persons: env.Store, PublicURL: cfg.PublicURL}
-	w, err := webhook.NewWorker(env.Store, render, env.Clock, s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	logs := &testenv.Buffer{}
+	w, err := webhook.NewWorker(env.Store, render, env.Clock, s, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &webhookEnv{Env: env, worker: w, window: 5 * time.Minute}
+	return &webhookEnv{Env: env, worker: w, window: 5 * time.Minute, logs: logs}
 }
 
 // run lets the worker do everything due now.

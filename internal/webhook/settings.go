@@ -22,6 +22,9 @@ var DefaultSchedule = []time.Duration{
 	5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
 }
 
+// DefaultRetention keeps finished deliveries for 30 days.
+const DefaultRetention = 30 * 24 * time.Hour
+
 // Settings are the server's webhook settings, shared by the API (target
 // checks, rotation) and the worker.
 type Settings struct {
@@ -45,6 +48,10 @@ type Settings struct {
 	Resolver Resolver
 	// Jitter turns a scheduled delay into the delay used; nil adds 0-10%.
 	Jitter func(time.Duration) time.Duration
+
+	// Retention is how long a finished delivery stays in the log after its
+	// last attempt (or its creation, when it has none).
+	Retention time.Duration
 
 	// PollInterval is how often a worker looks for due work (real time).
 	PollInterval time.Duration
@@ -70,6 +77,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.DisableAfter <= 0 {
 		s.DisableAfter = 120 * time.Hour
+	}
+	if s.Retention <= 0 {
+		s.Retention = DefaultRetention
 	}
 	if s.Jitter == nil {
 		s.Jitter = jitter

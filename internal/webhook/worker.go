@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -26,6 +27,7 @@ type Jobs interface {
 	CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error)
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error
+	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
 }
 
 // Renderer renders the data of a delivery: the person's current extended
@@ -37,6 +39,13 @@ type Renderer interface {
 // burstLease is how long a claimed burst stays with its worker; rendering
 // takes far less. A worker that dies holding one delays it by this much.
 const burstLease = time.Minute
+
+// pruneEvery is how often, by the injected clock, a worker deletes the
+// deliveries past retention; pruneBatch bounds one delete statement.
+const (
+	pruneEvery = time.Hour
+	pruneBatch = 500
+)
 
 // maxResponseRead bounds how much of a receiver's response is read (and
 // thrown away) so the connection can be reused.
@@ -51,6 +60,9 @@ type Worker struct {
 	s      Settings
 	client *http.Client
 	log    *slog.Logger
+
+	pruneMu   sync.Mutex
+	nextPrune time.Time // zero: prune at the first pass
 }
 
 // NewWorker builds a worker; settings left zero take their defaults.
@@ -85,12 +97,41 @@ func (w *Worker) Run(ctx context.Context) {
 
 // RunOnce closes every burst due now and makes every attempt due now,
 // returning when none is left (retries scheduled later wait for a later
-// call). Attempts started before ctx ends are finished and recorded.
+// call). Attempts started before ctx ends are finished and recorded. At
+// most once per pruneEvery it then deletes the deliveries past retention.
 func (w *Worker) RunOnce(ctx context.Context) error {
 	if err := w.closeDueBursts(ctx); err != nil {
 		return err
 	}
-	return w.attemptDueDeliveries(ctx)
+	if err := w.attemptDueDeliveries(ctx); err != nil {
+		return err
+	}
+	return w.pruneIfDue(ctx)
+}
+
+// pruneIfDue deletes the finished deliveries whose last activity is older
+// than the retention. A failed run waits for the next turn like a
+// successful one, so a broken database is not hammered every poll.
+func (w *Worker) pruneIfDue(ctx context.Context) error {
+	now := w.clock.Now()
+	w.pruneMu.Lock()
+	due := !now.Before(w.nextPrune)
+	if due {
+		w.nextPrune = now.Add(pruneEvery)
+	}
+	w.pruneMu.Unlock()
+	if !due {
+		return nil
+	}
+	cutoff := now.Add(-w.s.Retention)
+	n, err := w.jobs.PruneDeliveries(ctx, cutoff, pruneBatch)
+	if n > 0 {
+		w.log.Info("webhook deliveries pruned", "deleted", n, "last_activity_before", cutoff.Format(time.RFC3339))
+	}
+	if err != nil {
+		return fmt.Errorf("prune deliveries: %w", err)
+	}
+	return nil
 }
 
 func (w *Worker) closeDueBursts(ctx context.Context) error {
