@@ -30,7 +30,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "PDS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok && envErr == nil {
+		// An empty variable counts as unset, as shells and container
+		// environments often leave them.
+		if v := os.Getenv(name); v != "" && envErr == nil {
 			if err := f.Value.Set(v); err != nil {
 				envErr = fmt.Errorf("%s: %w", name, err)
 			}

@@ -86,6 +86,7 @@ func TestWebhookRetentionSetting(t *testing.T) {
 			t.Errorf("PDS_WEBHOOK_RETENTION=%q: %v, want an error containing %q", env, err, want)
 		}
 	}
+	t.Setenv("PDS_WEBHOOK_RETENTION", "") // empty counts as unset; a bad value would stop -h
 	if out, _ := pds(t, "serve", "-h"); !strings.Contains(out, "-webhook-retention") || !strings.Contains(out, "30 days") {
 		t.Errorf("pds serve -h does not document --webhook-retention:\n%s", out)
 	}
