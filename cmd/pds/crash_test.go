@@ -128,9 +128,13 @@ func TestCrashLosesNothing(t *testing.T) {
 		flags := []string{"--database", db, "--webhook-allow-private", "--webhook-ca-file", caFile, "--webhook-window", "1500ms"}
 
 		first := startServer(t, flags...)
-		key := printedKey.FindString(first.out.String())
-		if key == "" {
-			t.Fatalf("no key printed on first start: %s", first.out.String())
+		// Standard output is copied from the process by its own goroutine,
+		// which may lag behind the log line that said the server is up.
+		key := ""
+		for deadline := time.Now().Add(10 * time.Second); key == ""; time.Sleep(10 * time.Millisecond) {
+			if key = printedKey.FindString(first.out.String()); key == "" && time.Now().After(deadline) {
+				t.Fatalf("no key printed on first start: %s", first.out.String())
+			}
 		}
 		status, hook := first.call(t, key, "POST", "/webhooks", map[string]any{
 			"name": "crm", "target_url": rc.URL, "events": []string{"person.created", "person.updated"}})
