@@ -18,40 +18,23 @@ func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	return err
 }
 
+func scanAccount(sc scanner) (domain.Account, error) {
+	var a domain.Account
+	var created int64
+	err := sc.Scan(&a.ID, &a.Name, &created)
+	a.CreatedAt = domain.FromMillis(created)
+	return a, err
+}
+
 // ListAccounts returns every account, oldest first.
 func (s *Store) ListAccounts(ctx context.Context) ([]domain.Account, error) {
-	rows, err := s.reader().query(ctx, `SELECT id, name, created_at FROM accounts ORDER BY created_at, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []domain.Account{}
-	for rows.Next() {
-		var a domain.Account
-		var created int64
-		if err := rows.Scan(&a.ID, &a.Name, &created); err != nil {
-			return nil, err
-		}
-		a.CreatedAt = domain.FromMillis(created)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.reader(), scanAccount, `SELECT id, name, created_at FROM accounts ORDER BY created_at, id`)
 }
 
 // GetAccount returns one account or domain.ErrNotFound.
 func (s *Store) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
-	var a domain.Account
-	var created int64
-	err := s.reader().queryRow(ctx, `SELECT id, name, created_at FROM accounts WHERE id = ?`, id).
-		Scan(&a.ID, &a.Name, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &domain.NotFoundError{Detail: "No account with id " + strconv.Quote(id) + " exists."}
-	}
-	if err != nil {
-		return nil, err
-	}
-	a.CreatedAt = domain.FromMillis(created)
-	return &a, nil
+	return getOne(ctx, s.reader(), &domain.NotFoundError{Detail: "No account with id " + strconv.Quote(id) + " exists."},
+		scanAccount, `SELECT id, name, created_at FROM accounts WHERE id = ?`, id)
 }
 
 // Bootstrap creates the first account and key on an empty database. The
@@ -104,7 +87,7 @@ func insertKey(ctx context.Context, q querier, k domain.APIKey) error {
 
 const keyColumns = `id, account_id, name, prefix, last_four, hash, scopes, rate_limit, expires_at, revoked_at, last_used_at, created_at`
 
-func scanKey(sc interface{ Scan(...any) error }) (*domain.APIKey, error) {
+func scanKey(sc scanner) (*domain.APIKey, error) {
 	var k domain.APIKey
 	var name sql.NullString
 	var scopes string
@@ -138,20 +121,8 @@ func (s *Store) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, err
 
 // ListKeys returns an account's keys, oldest first.
 func (s *Store) ListKeys(ctx context.Context, accountID string) ([]domain.APIKey, error) {
-	rows, err := s.reader().query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY created_at, id`, accountID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []domain.APIKey{}
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *k)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.reader(), byValue(scanKey),
+		`SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY created_at, id`, accountID)
 }
 
 // RevokeKey marks a key revoked; revoking twice keeps the first time.

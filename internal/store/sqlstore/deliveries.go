@@ -63,29 +63,28 @@ func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.reader().query(ctx, `SELECT attempt, attempted_at, status_code, error, duration_ms
+	attempts, err := queryAll(ctx, s.reader(), scanAttempt, `SELECT attempt, attempted_at, status_code, error, duration_ms
 		FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt`, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rows.Close()
-	attempts := []domain.DeliveryAttempt{}
-	for rows.Next() {
-		var a domain.DeliveryAttempt
-		var at int64
-		var code sql.NullInt64
-		var msg sql.NullString
-		if err := rows.Scan(&a.Attempt, &at, &code, &msg, &a.DurationMS); err != nil {
-			return nil, nil, err
-		}
-		a.AttemptedAt, a.Error = domain.FromMillis(at), strPtr(msg)
-		if code.Valid {
-			c := int(code.Int64)
-			a.StatusCode = &c
-		}
-		attempts = append(attempts, a)
+	return d, attempts, nil
+}
+
+func scanAttempt(sc scanner) (domain.DeliveryAttempt, error) {
+	var a domain.DeliveryAttempt
+	var at int64
+	var code sql.NullInt64
+	var msg sql.NullString
+	if err := sc.Scan(&a.Attempt, &at, &code, &msg, &a.DurationMS); err != nil {
+		return a, err
 	}
-	return d, attempts, rows.Err()
+	a.AttemptedAt, a.Error = domain.FromMillis(at), strPtr(msg)
+	if code.Valid {
+		c := int(code.Int64)
+		a.StatusCode = &c
+	}
+	return a, nil
 }
 
 // Redeliver queues a delivery again under its id.

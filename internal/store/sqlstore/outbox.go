@@ -80,22 +80,9 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 		}
 		// FOR SHARE holds off a rotation until these deliveries exist, so the
 		// rotation sees them when it decides whether the old secret is needed.
-		rows, err := q.query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ? AND is_active = ?
-			ORDER BY created_at, id`+s.shareLock(), b.AccountID, true)
+		active, err := queryAll(ctx, q, byValue(scanWebhook), `SELECT `+webhookColumns+` FROM webhooks
+			WHERE account_id = ? AND is_active = ? ORDER BY created_at, id`+s.shareLock(), b.AccountID, true)
 		if err != nil {
-			return err
-		}
-		var active []domain.Webhook
-		for rows.Next() {
-			w, err := scanWebhook(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			active = append(active, *w)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		deliveries, err := build(active)

@@ -32,19 +32,29 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 		return items, total, nil
 	}
 	pageArgs := append(append([]any(nil), args...), p.Size, p.Offset())
-	rows, err := q.query(ctx, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+` LIMIT ? OFFSET ?`, pageArgs...)
+	items, err := queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+` LIMIT ? OFFSET ?`, pageArgs...)
 	if err != nil {
 		return nil, 0, err
 	}
+	return items, total, nil
+}
+
+// queryAll reads every row query selects through scan; never a nil slice.
+func queryAll[T any](ctx context.Context, q querier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
+	out := []T{}
 	for rows.Next() {
 		item, err := scan(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		items = append(items, item)
+		out = append(out, item)
 	}
-	return items, total, rows.Err()
+	return out, rows.Err()
 }
 
 // byValue adapts a scan function that returns a pointer to one that returns
