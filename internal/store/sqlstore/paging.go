@@ -25,11 +25,10 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+fromWhere, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	items := []T{}
-	// Compared in pages rather than rows: (page-1)*size overflows for a huge
-	// page, which SQLite would read as offset 0 and PostgreSQL refuse.
-	if p.Page-1 >= (total+p.Size-1)/p.Size {
-		return items, total, nil
+	// A page past the end needs no second statement. Offset saturates
+	// instead of overflowing for a huge page number.
+	if total <= p.Offset() {
+		return []T{}, total, nil
 	}
 	pageArgs := append(append([]any(nil), args...), p.Size, p.Offset())
 	items, err := queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+` LIMIT ? OFFSET ?`, pageArgs...)
