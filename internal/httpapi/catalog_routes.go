@@ -31,7 +31,7 @@ func (s *Server) catalogRoutes() {
 // enumParam reads an optional query parameter that must be one of allowed;
 // present but empty is as wrong as any other value outside the enumeration.
 func enumParam(r *http.Request, name string, allowed []string) (*string, error) {
-	q := r.URL.Query()
+	q := query(r)
 	if !q.Has(name) {
 		return nil, nil
 	}

@@ -2,13 +2,16 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
+	jsonv1 "encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -25,7 +28,11 @@ type statusError struct {
 func (e *statusError) Error() string { return e.detail }
 
 // decodeJSON reads a JSON object body into dst strictly: the content type
-// must be JSON, the body at most 1 MiB, every member known and well typed.
+// must be JSON in UTF-8, the body at most 1 MiB and I-JSON (RFC 7493: valid
+// UTF-8, no lone surrogate, no member twice), every member known by its exact
+// name and well typed. encoding/json would replace bad text with U+FFFD, let
+// a repeated member win and match names in any case; the JSON v2 decoder
+// refuses all of these by default.
 //
 // A missing body is a 400 whatever the content type: 415 is only for a body
 // that is there and is not JSON.
@@ -42,24 +49,30 @@ func decodeJSON(r *http.Request, dst any) error {
 	if len(trimmed) == 0 {
 		return &domain.ValidationError{Detail: "This operation needs a JSON object as its request body."}
 	}
-	ct := r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	if ct == "" || err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return &statusError{http.StatusUnsupportedMediaType, "The request body must be JSON; send Content-Type: application/json."}
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return err
 	}
 	if trimmed[0] != '{' {
 		return &domain.ValidationError{Detail: "The request body must be a JSON object."}
 	}
+	if err := json.Unmarshal(trimmed, dst, json.RejectUnknownMembers(true)); err != nil {
+		return jsonError(err)
+	}
 	if p := nulPointer(trimmed); p != "" {
 		return domain.BodyError(p, "The member %s holds a NUL character (\\u0000), which no text may contain.", p)
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
+	return nil
+}
+
+// checkContentType accepts JSON media types in UTF-8, the only encoding of
+// JSON text exchanged between systems (RFC 8259 section 8.1).
+func checkContentType(ct string) error {
+	mt, params, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return &statusError{http.StatusUnsupportedMediaType, "The request body must be JSON; send Content-Type: application/json."}
 	}
-	if dec.More() {
-		return &domain.ValidationError{Detail: "The request body holds data after the JSON object."}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return &statusError{http.StatusUnsupportedMediaType, fmt.Sprintf("The request body must be UTF-8 JSON; charset %q is not accepted.", cs)}
 	}
 	return nil
 }
@@ -67,44 +80,67 @@ func decodeJSON(r *http.Request, dst any) error {
 // jsonError turns a decoding error into a 400 that points at the member.
 func jsonError(err error) error {
 	var (
-		syn *json.SyntaxError
-		typ *json.UnmarshalTypeError
+		syn *jsontext.SyntacticError
+		sem *json.SemanticError
 		ve  *domain.ValidationError
 	)
 	switch {
 	case errors.As(err, &ve):
 		return ve
-	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
-		return &domain.ValidationError{Detail: "The request body is not valid JSON."}
-	case errors.As(err, &typ):
-		ptr := "/" + strings.ReplaceAll(typ.Field, ".", "/")
-		return domain.BodyError(ptr, "The member %s must be of type %s, not %s.", ptr, jsonType(typ.Type.String()), typ.Value)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return domain.BodyError("/"+name, "The member %q is not accepted by this operation.", name)
+	case errors.As(err, &syn):
+		ptr := orRoot(string(syn.JSONPointer))
+		switch {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			return domain.BodyError(ptr, "The member %s is given more than once; give each member once.", ptr)
+		case strings.Contains(syn.Err.Error(), "UTF-8"), strings.Contains(syn.Err.Error(), "surrogate"):
+			return domain.BodyError(ptr, "The member %s holds text that is not valid Unicode (bytes that are not UTF-8, or an escaped lone surrogate such as \\ud800).", ptr)
+		case errors.Is(syn.Err, io.ErrUnexpectedEOF):
+			return &domain.ValidationError{Detail: "The request body is not valid JSON: it ends too early."}
+		}
+		return &domain.ValidationError{Detail: "The request body is not valid JSON: " + syn.Err.Error() + "."}
+	case errors.As(err, &sem):
+		ptr := orRoot(string(sem.JSONPointer))
+		if errors.Is(sem.Err, json.ErrUnknownName) {
+			name := sem.JSONPointer.LastToken()
+			return domain.BodyError(ptr, "The member %q is not accepted by this operation (member names match exactly, case included).", name)
+		}
+		return domain.BodyError(ptr, "The member %s must be of type %s, not %s.", ptr, jsonType(goTypeOf(sem)), sem.JSONKind)
 	}
 	return &domain.ValidationError{Detail: "The request body is not valid: " + err.Error()}
 }
 
+// goTypeOf names the Go type a member failed to decode into, looking through
+// domain.Opt, whose own decoding reports the inner type.
+func goTypeOf(sem *json.SemanticError) string {
+	var inner *jsonv1.UnmarshalTypeError
+	if errors.As(sem.Err, &inner) {
+		return inner.Type.String()
+	}
+	if sem.GoType == nil {
+		return "value"
+	}
+	return sem.GoType.String()
+}
+
 func jsonType(goType string) string {
 	switch {
+	case strings.HasPrefix(goType, "map"):
+		return "object"
+	case strings.HasPrefix(goType, "[]"):
+		return "array"
 	case strings.Contains(goType, "string"):
 		return "string"
 	case strings.Contains(goType, "bool"):
 		return "boolean"
 	case strings.Contains(goType, "int"), strings.Contains(goType, "float"):
 		return "number"
-	case strings.HasPrefix(goType, "[]"), strings.Contains(goType, "[]"):
-		return "array"
-	case strings.HasPrefix(goType, "map"):
-		return "object"
 	}
 	return goType
 }
 
 // writeJSON writes v with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
+	b, err := jsonv1.Marshal(v)
 	if err != nil {
 		return err
 	}

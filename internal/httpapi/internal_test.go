@@ -221,7 +221,14 @@ func TestBodyErrors(t *testing.T) {
 		{"trailing data", "application/json", `{"name":"a"} {}`, 400, ""},
 		{"unknown member", "application/json", `{"name":"a","colour":"red"}`, 400, "/colour"},
 		{"wrong type", "application/json", `{"count":"two"}`, 400, "/count"},
-		{"wrong element type", "application/json", `{"tags":[1]}`, 400, "/tags"},
+		{"wrong element type", "application/json", `{"tags":[1]}`, 400, "/tags/0"},
+		{"raw invalid UTF-8", "application/json", "{\"name\":\"\xff\xfe\"}", 400, "/name"},
+		{"escaped lone surrogate", "application/json", `{"name":"\ud800"}`, 400, "/name"},
+		{"escaped surrogate pair is fine", "application/json", `{"name":"\ud83d\ude00"}`, 200, ""},
+		{"member twice", "application/json", `{"name":"A","name":"B"}`, 400, "/name"},
+		{"member name in another case", "application/json", `{"Name":"A"}`, 400, "/Name"},
+		{"charset latin1", "application/json; charset=latin1", `{"name":"a"}`, 415, ""},
+		{"charset UTF-8 in capitals", "application/json; charset=UTF-8", `{"name":"a"}`, 200, ""},
 		{"too large", "application/json", `{"name":"` + strings.Repeat("a", 1<<20) + `"}`, 413, ""},
 	}
 	for _, c := range cases {

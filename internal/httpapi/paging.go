@@ -16,7 +16,7 @@ const (
 
 // parsePage reads page and size; outside their bounds is a 400, never a clamp.
 func parsePage(r *http.Request) (domain.PageRequest, error) {
-	q := r.URL.Query()
+	q := query(r)
 	p := domain.PageRequest{Page: 1, Size: defaultPageSize}
 	if v := q.Get("page"); q.Has("page") {
 		n, err := strconv.Atoi(v)
@@ -45,7 +45,7 @@ func page[T any](items []T, req domain.PageRequest, total int) domain.Page[T] {
 
 // parseTimeParam reads an RFC 3339 query time with "Z" or an offset.
 func parseTimeParam(r *http.Request, name string) (*time.Time, error) {
-	q := r.URL.Query()
+	q := query(r)
 	if !q.Has(name) {
 		return nil, nil
 	}

@@ -75,7 +75,7 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
 // getPerson returns the compact person, or the extended view with extended=true.
 func (s *Server) getPerson(w http.ResponseWriter, r *http.Request) error {
 	extended := false
-	if q := r.URL.Query(); q.Has("extended") {
+	if q := query(r); q.Has("extended") {
 		switch v := q.Get("extended"); v {
 		case "true":
 			extended = true
@@ -150,7 +150,7 @@ func (s *Server) listPersons(w http.ResponseWriter, r *http.Request) error {
 // nonEmptyParam reads an optional query parameter that, when given, must
 // not be empty.
 func nonEmptyParam(r *http.Request, name string) (*string, error) {
-	q := r.URL.Query()
+	q := query(r)
 	if !q.Has(name) {
 		return nil, nil
 	}
@@ -165,7 +165,7 @@ func nonEmptyParam(r *http.Request, name string) (*string, error) {
 // comma-separated (tag_ids=a,b) or both.
 func tagIDsParam(r *http.Request) ([]string, error) {
 	var ids []string
-	for _, v := range r.URL.Query()["tag_ids"] {
+	for _, v := range query(r)["tag_ids"] {
 		for _, id := range strings.Split(v, ",") {
 			if id = strings.TrimSpace(id); id != "" {
 				ids = append(ids, id)

@@ -143,10 +143,12 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		}
-		if err := checkRequest(r); err != nil {
+		q, err := checkRequest(r)
+		if err != nil {
 			writeError(w, r, err)
 			return
 		}
+		r = withQuery(r, q)
 		if err := h(w, r); err != nil {
 			writeError(w, r, err)
 		}

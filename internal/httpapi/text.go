@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,27 +25,32 @@ var listParams = map[string]bool{"tag_ids": true}
 
 // checkRequest refuses, before any handler runs, path values and query
 // parameters that no engine can hold (in the path they name nothing, 404;
-// in the query they are bad input, 400), and a query parameter given more
-// than once where one value is expected: which value the client meant would
-// be a guess, and guessing would hide the client's bug.
-func checkRequest(r *http.Request) error {
+// in the query they are bad input, 400), a query string that does not parse,
+// and a query parameter given more than once where one value is expected:
+// which value the client meant would be a guess, and guessing would hide the
+// client's bug. It returns the parsed query for query(r).
+func checkRequest(r *http.Request) (url.Values, error) {
 	if !storable(r.URL.Path) {
-		return &domain.NotFoundError{Detail: "No resource exists at this path: it holds a NUL character or bytes that are not UTF-8."}
+		return nil, &domain.NotFoundError{Detail: "No resource exists at this path: it holds a NUL character or bytes that are not UTF-8."}
 	}
-	for name, values := range r.URL.Query() {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	for name, values := range q {
 		if !storable(name) {
-			return domain.ParamError(strings.ToValidUTF8(name, "?"), "Query parameter names must be UTF-8 text without NUL characters.")
+			return nil, domain.ParamError(printable(name), "Query parameter names must be UTF-8 text without NUL characters.")
 		}
 		for _, v := range values {
 			if !storable(v) {
-				return domain.ParamError(name, "%s must be UTF-8 text without NUL characters.", name)
+				return nil, domain.ParamError(name, "%s must be UTF-8 text without NUL characters.", name)
 			}
 		}
 		if len(values) > 1 && !listParams[name] {
-			return domain.ParamError(name, "%s may be given once; it was given %d times.", name, len(values))
+			return nil, domain.ParamError(name, "%s may be given once; it was given %d times.", name, len(values))
 		}
 	}
-	return nil
+	return q, nil
 }
 
 // nulPointer returns the JSON pointer of the first string (member name or

@@ -5,16 +5,15 @@ import (
 	"net/http"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/webhook"
 )
 
 // Bounds of subscription fields.
 const (
-	maxWebhookName = 255
-	maxTargetURL   = 2048
+	maxTargetURL = 2048
 	// resolveTimeout bounds the DNS lookup that checks a target.
 	resolveTimeout = 5 * time.Second
 )
@@ -131,8 +130,8 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 // means not being set.
 func (s *Server) checkWebhookFields(ctx context.Context, name, targetURL *string, events []string) error {
 	if name != nil {
-		if n := utf8.RuneCountInString(*name); n < 1 || n > maxWebhookName {
-			return domain.BodyError("/name", "name must be 1 to %d characters.", maxWebhookName)
+		if err := service.CheckWebhookName(*name); err != nil {
+			return err
 		}
 	}
 	if events != nil {

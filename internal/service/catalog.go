@@ -21,6 +21,8 @@ const (
 	// MaxNameLength keeps a campaign or project name to something a person
 	// can read; the spec sets no bound.
 	MaxNameLength = 1000
+	// MaxWebhookNameLength bounds a subscription's name.
+	MaxWebhookNameLength = 255
 )
 
 // Problems collects every invalid member of one input, so that a client
@@ -70,6 +72,23 @@ func (p *Problems) Length(pointer, value string, min, max int) {
 	p.Text(pointer, &value)
 }
 
+// Name checks a name or key: Length's bounds, and at least one character
+// that is not white space, since a name of spaces alone shows as empty
+// wherever it is listed.
+func (p *Problems) Name(pointer, value string, max int) {
+	p.Length(pointer, value, 1, max)
+	if value != "" && strings.TrimSpace(value) == "" {
+		p.Add(pointer, "%s must hold a character other than white space.", pointer)
+	}
+}
+
+// CheckWebhookName validates a subscription's name.
+func CheckWebhookName(name string) error {
+	var p Problems
+	p.Name("/name", name, MaxWebhookNameLength)
+	return p.Err()
+}
+
 // Text checks an optional free-text member: PostgreSQL cannot store a NUL
 // character, and no name or label needs one.
 func (p *Problems) Text(pointer string, value *string) {
@@ -89,7 +108,7 @@ func NewTag(accountID string, name, tagContext *string, now time.Time) (domain.T
 	if name == nil {
 		p.Required("/name")
 	} else {
-		p.Length("/name", *name, 1, MaxTagNameLength)
+		p.Name("/name", *name, MaxTagNameLength)
 	}
 	if tagContext == nil {
 		p.Required("/context")
@@ -109,7 +128,7 @@ func NewTag(accountID string, name, tagContext *string, now time.Time) (domain.T
 func CheckTagPatch(patch domain.TagPatch) error {
 	var p Problems
 	if v := patch.Name.Ptr(); v != nil {
-		p.Length("/name", *v, 1, MaxTagNameLength)
+		p.Name("/name", *v, MaxTagNameLength)
 	}
 	if v := patch.Context.Ptr(); v != nil {
 		p.OneOf("/context", *v, domain.TagContexts)
@@ -122,7 +141,7 @@ func CheckTagPatch(patch domain.TagPatch) error {
 func CheckCustomField(p *Problems, f domain.CustomField) {
 	p.OneOf("/collection", f.Collection, domain.CustomFieldCollections)
 	p.OneOf("/data_type", f.DataType, domain.CustomFieldDataTypes)
-	p.Length("/key", f.Key, 1, MaxFieldKeyLength)
+	p.Name("/key", f.Key, MaxFieldKeyLength)
 	p.OneOf("/form_type", f.FormType, domain.CustomFieldFormTypes)
 	p.Text("/label", f.Label)
 	p.Text("/description", f.Description)
@@ -188,7 +207,7 @@ func isUnreserved(r rune) bool {
 
 // CheckCampaign validates an imported campaign.
 func CheckCampaign(p *Problems, c domain.Campaign) {
-	p.Length("/name", c.Name, 1, MaxNameLength)
+	p.Name("/name", c.Name, MaxNameLength)
 	p.Text("/description", c.Description)
 	p.Text("/kind", c.Kind)
 	p.Text("/state", c.State)
@@ -201,7 +220,7 @@ func CheckCampaign(p *Problems, c domain.Campaign) {
 
 // CheckProject validates an imported project.
 func CheckProject(p *Problems, pr domain.Project) {
-	p.Length("/name", pr.Name, 1, MaxNameLength)
+	p.Name("/name", pr.Name, MaxNameLength)
 	p.Text("/location", pr.Location)
 	checkURL(p, "/registration_url", pr.RegistrationURL)
 	checkURL(p, "/site_url", pr.SiteURL)
