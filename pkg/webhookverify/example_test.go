@@ -1,22 +1,52 @@
 package webhookverify_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/pkg/webhookverify"
 )
 
-// A receiver: read the raw body, verify it against the current secret (and,
-// for a few minutes after a rotation, the previous one too), answer 400 to
-// anything that does not verify (4xx is never retried) and 2xx quickly to
-// what does. The delivery id is the idempotency key: a retry repeats it.
+// receiverSecrets reads the signing secrets from the environment: the
+// current one, which must be set, and during a rotation the previous one,
+// which is optional (an unset optional variable adds nothing: an empty
+// entry would make the whole list refused).
+func receiverSecrets() ([]string, error) {
+	secrets := []string{os.Getenv("PDS_WEBHOOK_SECRET")}
+	if previous := os.Getenv("PDS_WEBHOOK_PREVIOUS_SECRET"); previous != "" {
+		secrets = append(secrets, previous)
+	}
+	if err := webhookverify.CheckSecrets(secrets); err != nil {
+		return nil, fmt.Errorf("PDS_WEBHOOK_SECRET: %w", err)
+	}
+	return secrets, nil
+}
+
+// A receiver: read the secrets from the environment when it starts and
+// refuse to start without one; then read the raw body, verify it against the
+// current secret (and, for a few minutes after a rotation, the previous one
+// too), answer 400 to anything that does not verify (4xx is never retried)
+// and 2xx quickly to what does. The delivery id is the idempotency key: a
+// retry repeats it.
 func Example_receiver() {
-	secrets := []string{"whsec_current-secret", "whsec_previous-secret"}
+	// A deployment sets these outside the program; the example sets them so
+	// that it runs.
+	os.Setenv("PDS_WEBHOOK_SECRET", "whsec_current-secret")
+	os.Setenv("PDS_WEBHOOK_PREVIOUS_SECRET", "whsec_previous-secret")
+	defer os.Unsetenv("PDS_WEBHOOK_SECRET")
+	defer os.Unsetenv("PDS_WEBHOOK_PREVIOUS_SECRET")
+
+	secrets, err := receiverSecrets()
+	if err != nil {
+		log.Fatal(err) // fail fast: never serve with no key to verify with
+	}
 	seen := map[string]bool{}
 
 	receiver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,4 +90,23 @@ func Example_receiver() {
 	// 204
 	// 400
 	// 400
+}
+
+// CheckSecrets at start-up: an unset variable (""), or the prefix alone,
+// holds no key material and is refused, as Verify would refuse it.
+func ExampleCheckSecrets() {
+	for _, secrets := range [][]string{
+		{os.Getenv("PDS_EXAMPLE_UNSET_SECRET")},
+		{"whsec_"},
+		{"whsec_current-secret", ""},
+		{"whsec_current-secret"},
+	} {
+		err := webhookverify.CheckSecrets(secrets)
+		fmt.Println(errors.Is(err, webhookverify.ErrNoSecret), err)
+	}
+	// Output:
+	// true webhookverify: no key material to verify with: secret 1 of 1 is empty or the "whsec_" prefix alone
+	// true webhookverify: no key material to verify with: secret 1 of 1 is empty or the "whsec_" prefix alone
+	// true webhookverify: no key material to verify with: secret 2 of 2 is empty or the "whsec_" prefix alone
+	// false <nil>
 }

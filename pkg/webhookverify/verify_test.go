@@ -68,7 +68,6 @@ func TestVerify(t *testing.T) {
 	t.Run("any one of several secrets", func(t *testing.T) {
 		ok(t, headers(sig), body, []string{"whsec_new", secret}, signedAt)
 		fail(t, headers(sig), body, []string{"whsec_new", "whsec_other"}, signedAt, webhookverify.ErrNoMatch)
-		fail(t, headers(sig), body, nil, signedAt, webhookverify.ErrNoSecrets)
 	})
 	t.Run("a changed body or a secret without its prefix fails", func(t *testing.T) {
 		fail(t, headers(sig), body+" ", []string{secret}, signedAt, webhookverify.ErrNoMatch)
@@ -110,6 +109,60 @@ func TestVerify(t *testing.T) {
 		far := webhookverify.Sign(secret, time.Unix(1<<62, 0), []byte(body))
 		fail(t, headers(far), body, []string{secret}, signedAt, webhookverify.ErrTimestamp)
 	})
+}
+
+// TestSecretsWithoutKeyMaterialAreRefused: every entry point that takes
+// secrets refuses an empty list, an empty secret and the prefix alone with
+// ErrNoSecret (a configuration error, not ErrInvalid), even for a delivery
+// signed with that very key; a list holding one such entry is refused as a
+// whole.
+func TestSecretsWithoutKeyMaterialAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		secrets []string
+		signer  string // the key the delivery is signed with
+		refused bool
+	}{
+		{"nil list", nil, "", true},
+		{"empty list", []string{}, "", true},
+		{"empty secret", []string{""}, "", true},
+		{"prefix alone", []string{"whsec_"}, "whsec_", true},
+		{"prefix and white space", []string{"whsec_ \n"}, "whsec_ \n", true},
+		{"white space", []string{" "}, " ", true},
+		{"valid secret", []string{secret}, secret, false},
+		{"an empty and a valid secret", []string{"", secret}, secret, true},
+		{"a valid secret and the prefix alone", []string{secret, "whsec_"}, secret, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sig := webhookverify.Sign(c.signer, signedAt, []byte(body))
+			h := headers(sig)
+			h.Set(webhookverify.HeaderTimestamp, "1795258530")
+			errs := map[string]error{
+				"CheckSecrets":    webhookverify.CheckSecrets(c.secrets),
+				"Verify":          webhookverify.Verify(h, []byte(body), c.secrets, signedAt, webhookverify.Options{}),
+				"VerifySignature": webhookverify.VerifySignature(sig, []byte(body), c.secrets, signedAt, webhookverify.Options{}),
+				// Refused before the delivery is looked at.
+				"Verify, no header": webhookverify.Verify(http.Header{}, []byte(body), c.secrets, signedAt, webhookverify.Options{}),
+			}
+			for entry, err := range errs {
+				switch {
+				case c.refused && !errors.Is(err, webhookverify.ErrNoSecret):
+					t.Errorf("%s = %v, want ErrNoSecret", entry, err)
+				case c.refused && errors.Is(err, webhookverify.ErrInvalid):
+					t.Errorf("%s = %v: a configuration error wraps ErrInvalid", entry, err)
+				case !c.refused && entry == "Verify, no header":
+					if !errors.Is(err, webhookverify.ErrMissingHeader) {
+						t.Errorf("%s = %v, want ErrMissingHeader", entry, err)
+					}
+				case !c.refused && err != nil:
+					t.Errorf("%s = %v, want nil", entry, err)
+				}
+			}
+		})
+	}
+	if !errors.Is(webhookverify.ErrNoSecrets, webhookverify.ErrNoSecret) {
+		t.Error("the deprecated ErrNoSecrets is not ErrNoSecret")
+	}
 }
 
 // FuzzVerify: no header or body makes Verify panic, and it accepts only
