@@ -56,7 +56,8 @@ type Settings struct {
 	// PollInterval is how often a worker looks for due work (real time).
 	PollInterval time.Duration
 	// Batch is how many bursts or deliveries one claim takes; Concurrency
-	// how many attempts run at once.
+	// how many attempts run at once. A claim of deliveries takes no more
+	// than Concurrency, so that every claimed delivery starts at once.
 	Batch       int
 	Concurrency int
 }

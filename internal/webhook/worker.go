@@ -21,7 +21,8 @@ import (
 // Jobs is the durable work the worker draws from: leased bursts and
 // deliveries in the project's own tables (store.Webhooks provides it). The
 // worker reads every time from its injected clock, never the database's, so
-// windows and retry schedules follow the clock tests drive.
+// windows, retry schedules and leases follow the clock tests drive. A
+// claimed delivery carries its lease's expiry in LeaseUntil.
 type Jobs interface {
 	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)
 	CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error)
@@ -75,8 +76,22 @@ func NewWorker(jobs Jobs, render Renderer, clk clock.Clock, s Settings, log *slo
 	return &Worker{jobs: jobs, render: render, clock: clk, s: s, client: client, log: log}, nil
 }
 
-// deliveryLease covers one attempt (bounded by the timeout) and recording it.
-func (w *Worker) deliveryLease() time.Duration { return w.s.Timeout + time.Minute }
+// A delivery's lease covers, by the worker's clock, the wait for its
+// attempt to start (slack: a claim takes only what starts at once), the
+// attempt (bounded by the timeout) and recording it.
+const (
+	startSlack  = 30 * time.Second
+	recordSlack = 30 * time.Second
+)
+
+func (w *Worker) deliveryLease() time.Duration { return startSlack + w.s.Timeout + recordSlack }
+
+// leaseCovers reports whether an attempt starting at ends, timeout and
+// recording included, while the job's lease still holds. Past its lease
+// another instance may claim the delivery and POST it too.
+func (w *Worker) leaseCovers(job domain.DeliveryJob, at time.Time) bool {
+	return job.LeaseUntil != nil && !at.Add(w.s.Timeout+recordSlack).After(*job.LeaseUntil)
+}
 
 // Run works until ctx ends, looking for due work every PollInterval. On the
 // way out it starts nothing new and lets attempts in flight finish.
@@ -193,22 +208,23 @@ func (w *Worker) attemptDueDeliveries(ctx context.Context) error {
 	// Attempts and their records outlive a shutdown request: a POST that
 	// was sent is recorded.
 	attemptCtx := context.WithoutCancel(ctx)
-	sem := make(chan struct{}, w.s.Concurrency)
+	// Claim only what can start now: every attempt slot is free when a
+	// claim is made, so each claimed delivery starts at once, well inside
+	// its lease. A larger claim would leave its tail waiting for a slot
+	// while the lease ran out, and another instance would claim and POST
+	// those deliveries too.
+	limit := min(w.s.Batch, w.s.Concurrency)
 	for ctx.Err() == nil {
-		jobs, err := w.jobs.ClaimDeliveries(ctx, w.clock.Now(), w.deliveryLease(), w.s.Batch)
+		jobs, err := w.jobs.ClaimDeliveries(ctx, w.clock.Now(), w.deliveryLease(), limit)
 		if err != nil {
 			return err
 		}
 		var wg sync.WaitGroup
 		for _, job := range jobs {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				w.attempt(attemptCtx, job)
-			})
+			wg.Go(func() { w.attempt(attemptCtx, job) })
 		}
 		wg.Wait()
-		if len(jobs) < w.s.Batch {
+		if len(jobs) < limit {
 			return nil
 		}
 	}
@@ -216,9 +232,18 @@ func (w *Worker) attemptDueDeliveries(ctx context.Context) error {
 }
 
 // attempt POSTs a delivery once, signed at this attempt's time, and records
-// the outcome.
+// the outcome. It starts only while the lease holds long enough for the
+// attempt and its recording; otherwise nothing is sent, so nothing is
+// recorded, and the delivery waits for the next claim once the lease has run
+// out. Within its lease no other instance can claim the delivery, so the
+// attempt's record (which needs the lease token) is always written.
 func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) {
 	at := w.clock.Now()
+	if !w.leaseCovers(job, at) {
+		w.log.Warn("webhook attempt not started: its lease ran out before it could start",
+			"delivery_id", job.ID, "webhook_id", job.WebhookID, "account_id", job.AccountID)
+		return
+	}
 	code, took, err := w.post(ctx, job, at)
 	r := w.s.Decide(job.Delivery, code, err, at)
 	r.Attempt.DurationMS = took.Milliseconds()
