@@ -41,7 +41,7 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 		return nil, err
 	}
 	counter.SetMaxOpenConns(4)
-	st := sqlstore.New(sqlstore.Dialect{Name: "postgres", Numbered: true}, db, db, isUniqueViolation)
+	st := sqlstore.New(Dialect, db, db, isUniqueViolation)
 	st.SetCounterPool(counter)
 	return st, nil
 }

@@ -44,7 +44,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 	n := max(4, runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return sqlstore.New(sqlstore.Dialect{Name: "sqlite"}, r, w, isUniqueViolation), nil
+	return sqlstore.New(Dialect, r, w, isUniqueViolation), nil
 }
 
 // Migrate applies the migrations to the file at path.

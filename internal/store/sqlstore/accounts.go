@@ -13,7 +13,7 @@ import (
 
 // CreateAccount stores a new account.
 func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
-	_, err := s.writer().exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)`,
+	_, err := s.writer().exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`,
 		a.ID, a.Name, a.CreatedAt.UnixMilli())
 	return err
 }
@@ -34,7 +34,7 @@ func (s *Store) ListAccounts(ctx context.Context) ([]domain.Account, error) {
 // GetAccount returns one account or domain.ErrNotFound.
 func (s *Store) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
 	return getOne(ctx, s.reader(), &domain.NotFoundError{Detail: "No account with id " + strconv.Quote(id) + " exists."},
-		scanAccount, `SELECT id, name, created_at FROM accounts WHERE id = ?`, id)
+		scanAccount, `SELECT id, name, created_at FROM accounts WHERE id = $1`, id)
 }
 
 // Bootstrap creates the first account and key on an empty database. The
@@ -50,7 +50,7 @@ func (s *Store) Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey
 		if n > 0 {
 			return nil
 		}
-		res, err := q.exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		res, err := q.exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
 			a.ID, a.Name, a.CreatedAt.UnixMilli())
 		if err != nil {
 			return err
@@ -79,7 +79,7 @@ func insertKey(ctx context.Context, q querier, k domain.APIKey) error {
 	}
 	_, err := q.exec(ctx, `INSERT INTO api_keys
 		(id, account_id, name, prefix, last_four, hash, scopes, rate_limit, expires_at, revoked_at, last_used_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, $10)`,
 		k.ID, k.AccountID, nullStr(k.Name), k.Prefix, k.LastFour, k.Hash, joinScopes(k.Scopes), rate,
 		nullMillis(k.ExpiresAt), k.CreatedAt.UnixMilli())
 	return err
@@ -112,7 +112,7 @@ func scanKey(sc scanner) (*domain.APIKey, error) {
 
 // KeyByHash finds a key by the hash of its secret, through the unique index.
 func (s *Store) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error) {
-	k, err := scanKey(s.reader().queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	k, err := scanKey(s.reader().queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.ErrNotFound
 	}
@@ -122,12 +122,12 @@ func (s *Store) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, err
 // ListKeys returns an account's keys, oldest first.
 func (s *Store) ListKeys(ctx context.Context, accountID string) ([]domain.APIKey, error) {
 	return queryAll(ctx, s.reader(), byValue(scanKey),
-		`SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY created_at, id`, accountID)
+		`SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, accountID)
 }
 
 // RevokeKey marks a key revoked; revoking twice keeps the first time.
 func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) error {
-	res, err := s.writer().exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, at.UnixMilli(), keyID)
+	res, err := s.writer().exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, at.UnixMilli(), keyID)
 	if err != nil {
 		return err
 	}
@@ -139,14 +139,14 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) error
 
 // TouchKey records the last use of a key.
 func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error {
-	_, err := s.writer().exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, at.UnixMilli(), keyID)
+	_, err := s.writer().exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, at.UnixMilli(), keyID)
 	return err
 }
 
 // IncrementRate counts one request in the key's window and returns the count.
 func (s *Store) IncrementRate(ctx context.Context, keyID string, windowStart time.Time) (int, error) {
 	var n int
-	err := querier{s: s, db: s.counter}.queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count) VALUES (?, ?, 1)
+	err := querier{s: s, db: s.counter}.queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count) VALUES ($1, $2, 1)
 		ON CONFLICT (key_id, window_start) DO UPDATE SET count = rate_windows.count + 1
 		RETURNING count`, keyID, windowStart.UnixMilli()).Scan(&n)
 	return n, err
@@ -155,14 +155,14 @@ func (s *Store) IncrementRate(ctx context.Context, keyID string, windowStart tim
 // RateCount reads a key's count in a window.
 func (s *Store) RateCount(ctx context.Context, keyID string, windowStart time.Time) (int, error) {
 	var n int
-	err := s.reader().queryRow(ctx, `SELECT COALESCE(SUM(count), 0) FROM rate_windows WHERE key_id = ? AND window_start = ?`,
+	err := s.reader().queryRow(ctx, `SELECT COALESCE(SUM(count), 0) FROM rate_windows WHERE key_id = $1 AND window_start = $2`,
 		keyID, windowStart.UnixMilli()).Scan(&n)
 	return n, err
 }
 
 // PruneRate drops finished windows.
 func (s *Store) PruneRate(ctx context.Context, before time.Time) error {
-	_, err := querier{s: s, db: s.counter}.exec(ctx, `DELETE FROM rate_windows WHERE window_start < ?`, before.UnixMilli())
+	_, err := querier{s: s, db: s.counter}.exec(ctx, `DELETE FROM rate_windows WHERE window_start < $1`, before.UnixMilli())
 	return err
 }
 

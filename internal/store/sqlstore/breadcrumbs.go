@@ -39,7 +39,7 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		} else {
 			// A replay overwrites the record but keeps when it was first made.
 			var created int64
-			err := q.queryRow(ctx, `SELECT created_at FROM breadcrumbs WHERE account_id = ? AND id = ?`, accountID, b.ID).Scan(&created)
+			err := q.queryRow(ctx, `SELECT created_at FROM breadcrumbs WHERE account_id = $1 AND id = $2`, accountID, b.ID).Scan(&created)
 			switch {
 			case err == nil:
 				replayed, b.CreatedAt = true, domain.FromMillis(created)
@@ -52,8 +52,8 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 			b.ActivityAt = *b.OccurredAt
 		}
 		if replayed {
-			_, err = q.exec(ctx, `UPDATE breadcrumbs SET flavor = ?, person_id = ?, campaign_id = ?, project_id = ?,
-				email = ?, external_id = ?, f_id = ?, occurred_at = ?, activity_at = ? WHERE account_id = ? AND id = ?`,
+			_, err = q.exec(ctx, `UPDATE breadcrumbs SET flavor = $1, person_id = $2, campaign_id = $3, project_id = $4,
+				email = $5, external_id = $6, f_id = $7, occurred_at = $8, activity_at = $9 WHERE account_id = $10 AND id = $11`,
 				b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID), nullStr(b.Email), nullStr(b.ExternalID),
 				nullStr(b.FID), nullMillis(b.OccurredAt), b.ActivityAt.UnixMilli(), accountID, b.ID)
 			return personID, c, err
@@ -62,7 +62,7 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		// committed meanwhile makes this a unique violation, and personWrite
 		// retries, finding that record and replaying onto it.
 		_, err = q.exec(ctx, `INSERT INTO breadcrumbs (id, account_id, flavor, person_id, campaign_id, project_id,
-			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			b.ID, accountID, b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID),
 			nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
 			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli())
@@ -108,7 +108,7 @@ func mustExist(ctx context.Context, q querier, table, kind, accountID string, id
 		return nil
 	}
 	var one int
-	err := q.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE account_id = ? AND id = ?`, accountID, *id).Scan(&one)
+	err := q.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE account_id = $1 AND id = $2`, accountID, *id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.NotFound(kind, *id)
 	}
@@ -120,23 +120,21 @@ const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, proje
 
 // ListBreadcrumbs returns a page of breadcrumbs, newest activity first.
 func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) ([]domain.Breadcrumb, int, error) {
-	where, args := `account_id = ?`, []any{accountID}
+	var args sqlArgs
+	where := `account_id = ` + args.add(accountID)
 	for _, eq := range []struct {
 		column string
 		value  *string
 	}{{"flavor", f.Flavor}, {"person_id", f.PersonID}, {"campaign_id", f.CampaignID}, {"project_id", f.ProjectID}} {
 		if eq.value != nil {
-			where += ` AND ` + eq.column + ` = ?`
-			args = append(args, *eq.value)
+			where += ` AND ` + eq.column + ` = ` + args.add(*eq.value)
 		}
 	}
 	if f.Since != nil {
-		where += ` AND activity_at >= ?`
-		args = append(args, ceilMillis(*f.Since))
+		where += ` AND activity_at >= ` + args.add(ceilMillis(*f.Since))
 	}
 	if f.Until != nil {
-		where += ` AND activity_at <= ?`
-		args = append(args, f.Until.UnixMilli())
+		where += ` AND activity_at <= ` + args.add(f.Until.UnixMilli())
 	}
 	return listPage(ctx, s.reader(), breadcrumbColumns, `breadcrumbs WHERE `+where, `activity_at DESC, id DESC`, args, p, scanBreadcrumb)
 }

@@ -30,12 +30,12 @@ func scanCampaign(sc scanner) (domain.Campaign, error) {
 // GetCampaign returns a campaign of the account.
 func (s *Store) GetCampaign(ctx context.Context, accountID, id string) (*domain.Campaign, error) {
 	return getOne(ctx, s.reader(), domain.NotFound("campaign", id), scanCampaign,
-		`SELECT `+campaignColumns+` FROM campaigns WHERE account_id = ? AND id = ?`, accountID, id)
+		`SELECT `+campaignColumns+` FROM campaigns WHERE account_id = $1 AND id = $2`, accountID, id)
 }
 
 // ListCampaigns pages the account's campaigns, oldest first.
 func (s *Store) ListCampaigns(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Campaign, int, error) {
-	return listPage(ctx, s.reader(), campaignColumns, `campaigns WHERE account_id = ?`, `created_at, id`, []any{accountID}, p, scanCampaign)
+	return listPage(ctx, s.reader(), campaignColumns, `campaigns WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanCampaign)
 }
 
 // ImportCampaigns upserts campaigns by id, all or none. A project_id must
@@ -46,7 +46,7 @@ func (s *Store) ImportCampaigns(ctx context.Context, accountID string, campaigns
 		c := campaigns[i]
 		if c.ProjectID != nil {
 			var found string
-			err := q.queryRow(ctx, `SELECT id FROM projects WHERE account_id = ? AND id = ?`, accountID, *c.ProjectID).Scan(&found)
+			err := q.queryRow(ctx, `SELECT id FROM projects WHERE account_id = $1 AND id = $2`, accountID, *c.ProjectID).Scan(&found)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("project_id %q names no project of this account", *c.ProjectID)
 			}
@@ -57,10 +57,10 @@ func (s *Store) ImportCampaigns(ctx context.Context, accountID string, campaigns
 		args := []any{c.Name, nullStr(c.Description), nullStr(c.Kind), nullStr(c.State), c.IsEnabled, nullStr(c.ProjectID),
 			t.created.UnixMilli(), nullTime(c.DateStart), nullTime(c.DateEnd), accountID, t.id}
 		query := `INSERT INTO campaigns (name, description, kind, state, is_enabled, project_id, created_at, start_at, end_at, account_id, id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 		if t.exists {
-			query = `UPDATE campaigns SET name = ?, description = ?, kind = ?, state = ?, is_enabled = ?, project_id = ?,
-				created_at = ?, start_at = ?, end_at = ? WHERE account_id = ? AND id = ?`
+			query = `UPDATE campaigns SET name = $1, description = $2, kind = $3, state = $4, is_enabled = $5, project_id = $6,
+				created_at = $7, start_at = $8, end_at = $9 WHERE account_id = $10 AND id = $11`
 		}
 		_, err := q.exec(ctx, query, args...)
 		return err

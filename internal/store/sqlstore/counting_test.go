@@ -68,13 +68,13 @@ func openCounting(t testing.TB, eng testenv.Engine) rawStore {
 		q.Set("_txlock", "immediate")
 		db, err = sql.Open("counting-sqlite", "file:"+target+"?"+q.Encode())
 		db.SetMaxOpenConns(1)
-		st = sqlstore.New(sqlstore.Dialect{Name: "sqlite"}, db, db, countingIsUnique)
+		st = sqlstore.New(sqliteengine.Dialect, db, db, countingIsUnique)
 	default:
 		if err = postgres.Migrate(ctx, target); err != nil {
 			t.Fatal(err)
 		}
 		db, err = sql.Open("counting-pgx", target)
-		st = sqlstore.New(sqlstore.Dialect{Name: "postgres", Numbered: true}, db, db, countingIsUnique)
+		st = sqlstore.New(postgres.Dialect, db, db, countingIsUnique)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func (s *Store) CreateCustomField(ctx context.Context, f domain.CustomField, lim
 			return taken
 		}
 		var live int
-		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM custom_fields WHERE account_id = ? AND archived_at IS NULL`,
+		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM custom_fields WHERE account_id = $1 AND archived_at IS NULL`,
 			f.AccountID).Scan(&live); err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func (s *Store) CreateCustomField(ctx context.Context, f domain.CustomField, lim
 func insertField(ctx context.Context, q querier, f domain.CustomField) error {
 	_, err := q.exec(ctx, `INSERT INTO custom_fields
 		(id, account_id, collection, data_type, key, label, description, form_type, is_default, is_read_only, archived_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11)`,
 		f.ID, f.AccountID, f.Collection, f.DataType, f.Key, nullStr(f.Label), nullStr(f.Description), f.FormType,
 		f.IsDefault, f.IsReadOnly, f.DateCreated.UnixMilli())
 	return err
@@ -80,7 +80,7 @@ func insertField(ctx context.Context, q querier, f domain.CustomField) error {
 func keyHolder(ctx context.Context, q querier, accountID, collection, key, selfID string) (*domain.ConflictError, error) {
 	var holder string
 	var archived sql.NullInt64
-	err := q.queryRow(ctx, `SELECT id, archived_at FROM custom_fields WHERE account_id = ? AND collection = ? AND key = ? AND id <> ?`,
+	err := q.queryRow(ctx, `SELECT id, archived_at FROM custom_fields WHERE account_id = $1 AND collection = $2 AND key = $3 AND id <> $4`,
 		accountID, collection, key, selfID).Scan(&holder, &archived)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -103,14 +103,15 @@ func (s *Store) GetCustomField(ctx context.Context, accountID, id string) (*doma
 
 func getLiveField(ctx context.Context, q querier, accountID, id string) (*domain.CustomField, error) {
 	return getOne(ctx, q, domain.NotFound("custom field", id), scanField,
-		`SELECT `+fieldColumns+` FROM custom_fields WHERE account_id = ? AND id = ? AND archived_at IS NULL`, accountID, id)
+		`SELECT `+fieldColumns+` FROM custom_fields WHERE account_id = $1 AND id = $2 AND archived_at IS NULL`, accountID, id)
 }
 
 // ListCustomFields pages the account's live fields, oldest first.
 func (s *Store) ListCustomFields(ctx context.Context, accountID string, collection *string, p domain.PageRequest) ([]domain.CustomField, int, error) {
-	where, args := `custom_fields WHERE account_id = ? AND archived_at IS NULL`, []any{accountID}
+	var args sqlArgs
+	where := `custom_fields WHERE account_id = ` + args.add(accountID) + ` AND archived_at IS NULL`
 	if collection != nil {
-		where, args = where+` AND collection = ?`, append(args, *collection)
+		where += ` AND collection = ` + args.add(*collection)
 	}
 	return listPage(ctx, s.reader(), fieldColumns, where, `created_at, id`, args, p, scanField)
 }
@@ -149,7 +150,7 @@ func (s *Store) UpdateCustomField(ctx context.Context, accountID, id string, pat
 				f.FormType = *v
 			}
 		}
-		if _, err := q.exec(ctx, `UPDATE custom_fields SET label = ?, description = ?, form_type = ? WHERE account_id = ? AND id = ?`,
+		if _, err := q.exec(ctx, `UPDATE custom_fields SET label = $1, description = $2, form_type = $3 WHERE account_id = $4 AND id = $5`,
 			nullStr(f.Label), nullStr(f.Description), f.FormType, accountID, id); err != nil {
 			return err
 		}
@@ -165,7 +166,7 @@ func (s *Store) ArchiveCustomField(ctx context.Context, accountID, id string, at
 		if _, err := writableField(ctx, q, accountID, id); err != nil {
 			return err
 		}
-		_, err := q.exec(ctx, `UPDATE custom_fields SET archived_at = ? WHERE account_id = ? AND id = ?`, at.UnixMilli(), accountID, id)
+		_, err := q.exec(ctx, `UPDATE custom_fields SET archived_at = $1 WHERE account_id = $2 AND id = $3`, at.UnixMilli(), accountID, id)
 		return err
 	})
 }
@@ -186,8 +187,8 @@ func (s *Store) ImportCustomFields(ctx context.Context, accountID string, fields
 		if !t.exists {
 			return insertField(ctx, q, f)
 		}
-		_, err = q.exec(ctx, `UPDATE custom_fields SET collection = ?, data_type = ?, key = ?, label = ?, description = ?,
-			form_type = ?, is_default = ?, is_read_only = ?, created_at = ? WHERE account_id = ? AND id = ?`,
+		_, err = q.exec(ctx, `UPDATE custom_fields SET collection = $1, data_type = $2, key = $3, label = $4, description = $5,
+			form_type = $6, is_default = $7, is_read_only = $8, created_at = $9 WHERE account_id = $10 AND id = $11`,
 			f.Collection, f.DataType, f.Key, nullStr(f.Label), nullStr(f.Description), f.FormType, f.IsDefault, f.IsReadOnly,
 			f.DateCreated.UnixMilli(), accountID, f.ID)
 		return err

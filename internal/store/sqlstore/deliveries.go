@@ -41,13 +41,13 @@ func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string,
 		return nil, 0, err
 	}
 	scan := func(sc scanner) (*domain.Delivery, error) { return scanDelivery(sc) }
-	return listPage(ctx, s.reader(), deliveryColumns, `deliveries d WHERE d.webhook_id = ? AND d.account_id = ?`,
+	return listPage(ctx, s.reader(), deliveryColumns, `deliveries d WHERE d.webhook_id = $1 AND d.account_id = $2`,
 		`d.created_at DESC, d.id DESC`, []any{webhookID, accountID}, p, byValue(scan))
 }
 
 func getDelivery(ctx context.Context, q querier, accountID, webhookID, id string) (*domain.Delivery, error) {
 	d, err := scanDelivery(q.queryRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
-		WHERE d.id = ? AND d.webhook_id = ? AND d.account_id = ?`, id, webhookID, accountID))
+		WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`, id, webhookID, accountID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("delivery", id)
 	}
@@ -64,7 +64,7 @@ func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string
 		return nil, nil, err
 	}
 	attempts, err := queryAll(ctx, s.reader(), scanAttempt, `SELECT attempt, attempted_at, status_code, error, duration_ms
-		FROM delivery_attempts WHERE delivery_id = ? ORDER BY attempt`, id)
+		FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,8 +105,8 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 		if d.LeaseUntil != nil && d.LeaseUntil.After(now) {
 			return &domain.ConflictError{Detail: "An attempt of this delivery is in progress; redeliver it once the attempt has finished."}
 		}
-		res, err := q.exec(ctx, `UPDATE deliveries SET status = ?, next_attempt_at = ?, round_start = attempts,
-			secret_version = ?, lease_until = NULL, lease_token = NULL WHERE id = ?`,
+		res, err := q.exec(ctx, `UPDATE deliveries SET status = $1, next_attempt_at = $2, round_start = attempts,
+			secret_version = $3, lease_until = NULL, lease_token = NULL WHERE id = $4`,
 			domain.DeliveryPending, now.UnixMilli(), w.SecretVersion, id)
 		if err != nil {
 			return err
@@ -130,17 +130,17 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error) {
 	n := now.UnixMilli()
 	if due, err := s.anyDue(ctx, `SELECT 1 FROM deliveries WHERE status = '`+domain.DeliveryPending+`'
-		AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, n); !due || err != nil {
+		AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`, n); !due || err != nil {
 		return nil, err
 	}
 	token := domain.RandomHex(16)
 	var jobs []domain.DeliveryJob
 	err := s.inTx(ctx, func(q querier) error {
-		res, err := q.exec(ctx, `UPDATE deliveries SET lease_until = ?, lease_token = ?
+		res, err := q.exec(ctx, `UPDATE deliveries SET lease_until = $1, lease_token = $2
 			WHERE id IN (SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-				WHERE d.status = ? AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?) AND w.is_active = ?
-				ORDER BY d.next_attempt_at LIMIT ?`+s.skipLocked("d")+`)
-			AND status = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`,
+				WHERE d.status = $3 AND d.next_attempt_at <= $4 AND (d.lease_until IS NULL OR d.lease_until <= $5) AND w.is_active = $6
+				ORDER BY d.next_attempt_at LIMIT $7`+s.dialect.ClaimDeliveryRows+`)
+			AND status = $8 AND next_attempt_at <= $9 AND (lease_until IS NULL OR lease_until <= $10)`,
 			now.Add(lease).UnixMilli(), token, domain.DeliveryPending, n, n, true, limit, domain.DeliveryPending, n, n)
 		if err != nil {
 			return err
@@ -154,7 +154,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 				COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret)
 			FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
 			LEFT JOIN webhook_secrets ws ON ws.webhook_id = d.webhook_id AND ws.version = d.secret_version
-			WHERE d.lease_token = ? ORDER BY d.next_attempt_at, d.id`, token)
+			WHERE d.lease_token = $1 ORDER BY d.next_attempt_at, d.id`, token)
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func (s *Store) FinishAttempt(ctx context.Context, job domain.DeliveryJob, r sto
 		var status string
 		var attempts int
 		var prevErr sql.NullString
-		err := q.queryRow(ctx, `SELECT status, attempts, last_error FROM deliveries WHERE id = ? AND lease_token = ?`+s.rowLock(),
+		err := q.queryRow(ctx, `SELECT status, attempts, last_error FROM deliveries WHERE id = $1 AND lease_token = $2`+s.dialect.LockRows,
 			job.ID, job.LeaseToken).Scan(&status, &attempts, &prevErr)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // the lease passed to another worker
@@ -204,13 +204,13 @@ func (s *Store) FinishAttempt(ctx context.Context, job domain.DeliveryJob, r sto
 		if cancelled && r.Status != domain.DeliverySucceeded {
 			newStatus, next, lastErr = status, nil, strPtr(prevErr)
 		}
-		if _, err := q.exec(ctx, `UPDATE deliveries SET status = ?, attempts = ?, last_status_code = ?, last_error = ?,
-			next_attempt_at = ?, lease_until = NULL, lease_token = NULL WHERE id = ?`,
+		if _, err := q.exec(ctx, `UPDATE deliveries SET status = $1, attempts = $2, last_status_code = $3, last_error = $4,
+			next_attempt_at = $5, lease_until = NULL, lease_token = NULL WHERE id = $6`,
 			newStatus, attempts+1, nullInt(r.Attempt.StatusCode), nullStr(lastErr), nullMillis(next), job.ID); err != nil {
 			return err
 		}
 		if _, err := q.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms)
-			VALUES (?, ?, ?, ?, ?, ?)`, job.ID, attempts+1, at.UnixMilli(), nullInt(r.Attempt.StatusCode),
+			VALUES ($1, $2, $3, $4, $5, $6)`, job.ID, attempts+1, at.UnixMilli(), nullInt(r.Attempt.StatusCode),
 			nullStr(r.Attempt.Error), r.Attempt.DurationMS); err != nil {
 			return err
 		}
@@ -234,29 +234,29 @@ func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r st
 	switch {
 	case r.Status == domain.DeliverySucceeded:
 		_, err := q.exec(ctx, `UPDATE webhooks SET streak_started_at = NULL, streak_failures = 0, last_error = NULL
-			WHERE id = ? AND (streak_failures <> 0 OR last_error IS NOT NULL)`, job.WebhookID)
+			WHERE id = $1 AND (streak_failures <> 0 OR last_error IS NOT NULL)`, job.WebhookID)
 		return err
 	case r.Gone:
-		if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = ?, disabled_reason = ?, last_error = ?, updated_at = ?
-			WHERE id = ?`, false, domain.DisabledGone, nullStr(r.Error), at, job.WebhookID); err != nil {
+		if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = $1, disabled_reason = $2, last_error = $3, updated_at = $4
+			WHERE id = $5`, false, domain.DisabledGone, nullStr(r.Error), at, job.WebhookID); err != nil {
 			return err
 		}
 		return cancelPending(ctx, q, job.WebhookID, job.ID, cancelGone)
 	case r.Status == domain.DeliveryPending:
-		_, err := q.exec(ctx, `UPDATE webhooks SET last_error = ? WHERE id = ?`, nullStr(r.Error), job.WebhookID)
+		_, err := q.exec(ctx, `UPDATE webhooks SET last_error = $1 WHERE id = $2`, nullStr(r.Error), job.WebhookID)
 		return err
 	}
 	var start int64
 	var failures int
-	if err := q.queryRow(ctx, `UPDATE webhooks SET last_error = ?, streak_started_at = COALESCE(streak_started_at, ?),
-		streak_failures = streak_failures + 1 WHERE id = ? RETURNING streak_started_at, streak_failures`,
+	if err := q.queryRow(ctx, `UPDATE webhooks SET last_error = $1, streak_started_at = COALESCE(streak_started_at, $2),
+		streak_failures = streak_failures + 1 WHERE id = $3 RETURNING streak_started_at, streak_failures`,
 		nullStr(r.Error), at, job.WebhookID).Scan(&start, &failures); err != nil {
 		return err
 	}
 	if r.Deactivate == nil || !r.Deactivate(domain.FromMillis(start), failures) {
 		return nil
 	}
-	if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = ?, disabled_reason = ?, updated_at = ? WHERE id = ?`,
+	if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = $1, disabled_reason = $2, updated_at = $3 WHERE id = $4`,
 		false, domain.DisabledFailures, at, job.WebhookID); err != nil {
 		return err
 	}

@@ -15,12 +15,8 @@ import (
 // uniqueness before inserting. PostgreSQL locks the account row; SQLite's
 // write transactions are exclusive already.
 func (s *Store) lockAccount(ctx context.Context, q querier, accountID string) error {
-	query := `SELECT id FROM accounts WHERE id = ?`
-	if s.dialect.Name == "postgres" {
-		query += ` FOR UPDATE`
-	}
 	var id string
-	err := q.queryRow(ctx, query, accountID).Scan(&id)
+	err := q.queryRow(ctx, `SELECT id FROM accounts WHERE id = $1`+s.dialect.LockRows, accountID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.NotFound("account", accountID)
 	}
@@ -67,7 +63,7 @@ func resolveTarget(ctx context.Context, q querier, table, idPrefix, accountID, i
 	} else {
 		var owner string
 		var stored int64
-		err := q.queryRow(ctx, `SELECT account_id, created_at FROM `+table+` WHERE id = ?`, id).Scan(&owner, &stored)
+		err := q.queryRow(ctx, `SELECT account_id, created_at FROM `+table+` WHERE id = $1`, id).Scan(&owner, &stored)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:

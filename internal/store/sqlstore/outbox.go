@@ -20,15 +20,15 @@ import (
 // updates; SKIP LOCKED lets concurrent claimers pass over each other's rows.
 func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error) {
 	n := now.UnixMilli()
-	if due, err := s.anyDue(ctx, `SELECT 1 FROM bursts WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, n); !due || err != nil {
+	if due, err := s.anyDue(ctx, `SELECT 1 FROM bursts WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`, n); !due || err != nil {
 		return nil, err
 	}
 	token := domain.RandomHex(16)
-	rows, err := s.writer().query(ctx, `UPDATE bursts SET lease_until = ?, lease_token = ?
+	rows, err := s.writer().query(ctx, `UPDATE bursts SET lease_until = $1, lease_token = $2
 		WHERE person_id IN (SELECT person_id FROM bursts
-			WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-			ORDER BY due_at LIMIT ?`+s.skipLocked("")+`)
-		AND due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+			WHERE due_at <= $3 AND (lease_until IS NULL OR lease_until <= $4)
+			ORDER BY due_at LIMIT $5`+s.dialect.ClaimRows+`)
+		AND due_at <= $6 AND (lease_until IS NULL OR lease_until <= $7)
 		RETURNING person_id, account_id, event, due_at`,
 		now.Add(lease).UnixMilli(), token, n, n, limit, n, n)
 	if err != nil {
@@ -55,22 +55,22 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 	err := s.inTx(ctx, func(q querier) error {
 		// A change after the window closed waits as the next burst: it
 		// takes the row's place instead of the row going.
-		res, err := q.exec(ctx, `UPDATE bursts SET event = ?, opened_at = next_opened_at, due_at = next_due_at,
+		res, err := q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = next_opened_at, due_at = next_due_at,
 			next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL
-			WHERE person_id = ? AND due_at = ? AND lease_token = ? AND next_due_at IS NOT NULL`,
+			WHERE person_id = $2 AND due_at = $3 AND lease_token = $4 AND next_due_at IS NOT NULL`,
 			domain.EventPersonUpdated, b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			res, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = ? AND due_at = ? AND lease_token = ? AND next_due_at IS NULL`,
+			res, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1 AND due_at = $2 AND lease_token = $3 AND next_due_at IS NULL`,
 				b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
 			if err != nil {
 				return err
 			}
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			_, err := q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = ? AND lease_token = ?`,
+			_, err := q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
 				b.PersonID, b.LeaseToken)
 			return err
 		}
@@ -81,7 +81,7 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 		// FOR SHARE holds off a rotation until these deliveries exist, so the
 		// rotation sees them when it decides whether the old secret is needed.
 		active, err := queryAll(ctx, q, byValue(scanWebhook), `SELECT `+webhookColumns+` FROM webhooks
-			WHERE account_id = ? AND is_active = ? ORDER BY created_at, id`+s.shareLock(), b.AccountID, true)
+			WHERE account_id = $1 AND is_active = $2 ORDER BY created_at, id`+s.dialect.ShareRows, b.AccountID, true)
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 
 func insertDelivery(ctx context.Context, q querier, d domain.Delivery) error {
 	_, err := q.exec(ctx, `INSERT INTO deliveries (id, account_id, webhook_id, event, person_id, body, secret_version,
-		status, attempts, round_start, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?)`,
+		status, attempts, round_start, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, 0, $9, $10)`,
 		d.ID, d.AccountID, d.WebhookID, d.Event, d.PersonID, string(d.Body), d.SecretVersion,
 		d.Status, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli())
 	return err
@@ -120,35 +120,4 @@ func (s *Store) anyDue(ctx context.Context, probe string, now int64) (bool, erro
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// skipLocked ends a claiming subquery on PostgreSQL: lock the rows found
-// (of the named table, when the query joins) and pass over rows another
-// claimer holds. SQLite's single writer serialises claims already.
-func (s *Store) skipLocked(of string) string {
-	if s.dialect.Name != "postgres" {
-		return ""
-	}
-	if of != "" {
-		return " FOR UPDATE OF " + of + " SKIP LOCKED"
-	}
-	return " FOR UPDATE SKIP LOCKED"
-}
-
-// rowLock locks the rows a SELECT inside a write transaction reads, on
-// PostgreSQL, until the transaction ends.
-func (s *Store) rowLock() string {
-	if s.dialect.Name != "postgres" {
-		return ""
-	}
-	return " FOR UPDATE"
-}
-
-// shareLock keeps the rows a SELECT reads from changing until the
-// transaction ends, on PostgreSQL, without blocking other readers.
-func (s *Store) shareLock() string {
-	if s.dialect.Name != "postgres" {
-		return ""
-	}
-	return " FOR SHARE"
 }

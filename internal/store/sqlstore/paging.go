@@ -30,8 +30,9 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 	if total <= p.Offset() {
 		return []T{}, total, nil
 	}
-	pageArgs := append(append([]any(nil), args...), p.Size, p.Offset())
-	items, err := queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+` LIMIT ? OFFSET ?`, pageArgs...)
+	pageArgs := append(sqlArgs(nil), args...)
+	limit := ` LIMIT ` + pageArgs.add(p.Size) + ` OFFSET ` + pageArgs.add(p.Offset())
+	items, err := queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+limit, pageArgs...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -81,15 +81,15 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 	case noChange:
 		return nil
 	case upsertNoChange:
-		_, err = q.exec(ctx, `UPDATE persons SET upsert_result = ? WHERE account_id = ? AND id = ?`,
+		_, err = q.exec(ctx, `UPDATE persons SET upsert_result = $1 WHERE account_id = $2 AND id = $3`,
 			domain.UpsertUnchanged, accountID, personID)
 		return err
 	case seenOnly:
-		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = ? WHERE account_id = ? AND id = ?`,
+		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1 WHERE account_id = $2 AND id = $3`,
 			now, accountID, personID)
 		return err
 	case changed:
-		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = ?, upsert_result = ? WHERE account_id = ? AND id = ?`,
+		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1, upsert_result = $2 WHERE account_id = $3 AND id = $4`,
 			now, domain.UpsertUpdated, accountID, personID)
 		if err != nil {
 			return err
@@ -100,7 +100,7 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 		event = domain.EventPersonCreated
 	}
 	_, err = q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at, lease_until)
-		VALUES (?, ?, ?, ?, ?, ?, NULL)
+		VALUES ($1, $2, $3, $4, $5, $6, NULL)
 		ON CONFLICT (person_id) DO UPDATE SET last_change_at = excluded.last_change_at,
 			due_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN excluded.due_at ELSE bursts.due_at END,
 			next_opened_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN bursts.next_opened_at
@@ -115,7 +115,7 @@ func (s *Store) PendingBurst(ctx context.Context, accountID, personID string) (*
 	var b store.PersonBurst
 	var opened, last, due int64
 	err := s.reader().queryRow(ctx, `SELECT person_id, event, opened_at, last_change_at, due_at
-		FROM bursts WHERE account_id = ? AND person_id = ?`, accountID, personID).
+		FROM bursts WHERE account_id = $1 AND person_id = $2`, accountID, personID).
 		Scan(&b.PersonID, &b.Event, &opened, &last, &due)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.ErrNotFound

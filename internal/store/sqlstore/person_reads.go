@@ -45,7 +45,7 @@ func scanPerson(sc scanner) (domain.Person, error) {
 
 // getPerson reads one person with its tags and custom field values.
 func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Person, error) {
-	p, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = ? AND id = ?`, accountID, id))
+	p, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id = $2`, accountID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("person", id)
 	}
@@ -77,12 +77,13 @@ func attachDetails(ctx context.Context, q querier, accountID string, ps []domain
 		at[ps[i].ID] = &ps[i]
 		ids[i] = ps[i].ID
 	}
-	in, idArgs := inList(ids)
+	var args sqlArgs
+	account, in := args.add(accountID), args.inList(ids)
 
 	rows, err := q.query(ctx, `SELECT pt.person_id, t.id, t.name FROM person_tags pt
 		JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
-		WHERE pt.account_id = ? AND pt.person_id IN (`+in+`)
-		ORDER BY pt.person_id, pt.created_at, t.id`, append([]any{accountID}, idArgs...)...)
+		WHERE pt.account_id = `+account+` AND pt.person_id IN (`+in+`)
+		ORDER BY pt.person_id, pt.created_at, t.id`, args...)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func attachDetails(ctx context.Context, q querier, accountID string, ps []domain
 	rows, err = q.query(ctx, `SELECT v.person_id, f.key, v.value FROM person_field_values v
 		CROSS JOIN custom_fields f
 		WHERE f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL
-			AND v.account_id = ? AND v.person_id IN (`+in+`)`, append([]any{accountID}, idArgs...)...)
+			AND v.account_id = `+account+` AND v.person_id IN (`+in+`)`, args...)
 	if err != nil {
 		return err
 	}
@@ -127,22 +128,22 @@ func attachDetails(ctx context.Context, q querier, accountID string, ps []domain
 // takes one of a few shapes (and prepared statements) whatever the count.
 var inListSizes = []int{1, 5, 25, 100}
 
-// inList returns the placeholders and arguments of an IN list of ids, padded
+// inList adds the ids of an IN list and returns their placeholders, padded
 // by repeating the first id (which changes no result).
-func inList(ids []string) (string, []any) {
+func (a *sqlArgs) inList(ids []string) string {
 	n := len(ids)
 	if i := slices.IndexFunc(inListSizes, func(size int) bool { return size >= n }); i >= 0 {
 		n = inListSizes[i]
 	}
-	args := make([]any, n)
-	for i := range args {
+	padded := make([]any, n)
+	for i := range padded {
 		if i < len(ids) {
-			args[i] = ids[i]
+			padded[i] = ids[i]
 		} else {
-			args[i] = ids[0]
+			padded[i] = ids[0]
 		}
 	}
-	return placeholders(n), args
+	return a.list(padded...)
 }
 
 // ListPersons returns a page of persons in window or lookup mode.
@@ -162,32 +163,29 @@ func (s *Store) ListPersons(ctx context.Context, accountID string, pq domain.Per
 // personFilter builds the WHERE clause of List Persons. Window mode filters
 // by last seen (index persons_last_seen), external_id and tags; lookup mode
 // resolves one person through the unique external_id or email index.
-func personFilter(accountID string, pq domain.PersonQuery) (string, []any, error) {
-	where, args := `account_id = ?`, []any{accountID}
+func personFilter(accountID string, pq domain.PersonQuery) (string, sqlArgs, error) {
+	var args sqlArgs
+	account := args.add(accountID)
+	where := `account_id = ` + account
 	switch {
 	case pq.UpdatedSince != nil:
-		where += ` AND last_seen_at >= ?`
-		args = append(args, ceilMillis(*pq.UpdatedSince))
+		where += ` AND last_seen_at >= ` + args.add(ceilMillis(*pq.UpdatedSince))
 		if pq.ExternalID != nil {
-			where += ` AND external_id = ?`
-			args = append(args, *pq.ExternalID)
+			where += ` AND external_id = ` + args.add(*pq.ExternalID)
 		}
 		if tags := dedupe(pq.TagIDs); len(tags) > 0 {
 			// A person holds all n tags when n of its links point at them;
 			// an archived or unknown id matches no link, so nobody qualifies.
-			in, tagArgs := inList(tags)
+			in := args.inList(tags)
 			where += ` AND id IN (SELECT pt.person_id FROM person_tags pt
 				JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
-				WHERE pt.account_id = ? AND pt.tag_id IN (` + in + `)
-				GROUP BY pt.person_id HAVING COUNT(*) = ?)`
-			args = append(append(append(args, accountID), tagArgs...), len(tags))
+				WHERE pt.account_id = ` + account + ` AND pt.tag_id IN (` + in + `)
+				GROUP BY pt.person_id HAVING COUNT(*) = ` + args.add(len(tags)) + `)`
 		}
 	case pq.ExternalID != nil:
-		where += ` AND external_id = ?`
-		args = append(args, *pq.ExternalID)
+		where += ` AND external_id = ` + args.add(*pq.ExternalID)
 	case pq.Email != nil:
-		where += ` AND email_norm = ?`
-		args = append(args, domain.NormEmail(*pq.Email))
+		where += ` AND email_norm = ` + args.add(domain.NormEmail(*pq.Email))
 	default:
 		return "", nil, &domain.ValidationError{Detail: "At least one of updated_since, email, external_id is required."}
 	}
@@ -207,7 +205,7 @@ func dedupe(ids []string) []string {
 // ListPersonFields returns the live Person custom fields of the account.
 func (s *Store) ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error) {
 	rows, err := s.reader().query(ctx, `SELECT `+fieldColumns+` FROM custom_fields
-		WHERE account_id = ? AND collection = 'Person' AND archived_at IS NULL ORDER BY created_at, id`, accountID)
+		WHERE account_id = $1 AND collection = 'Person' AND archived_at IS NULL ORDER BY created_at, id`, accountID)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 		}
 		added := false
 		for _, t := range tags {
-			res, err := q.exec(ctx, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at) VALUES (?, ?, ?, ?)
+			res, err := q.exec(ctx, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at) VALUES ($1, $2, $3, $4)
 				ON CONFLICT (person_id, tag_id) DO NOTHING`, accountID, id, t, w.Now.UnixMilli())
 			if err != nil {
 				return "", 0, err
@@ -128,8 +128,8 @@ func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
-		res, err := q.exec(ctx, `DELETE FROM person_tags WHERE account_id = ? AND person_id = ? AND tag_id = ?
-			AND tag_id IN (SELECT id FROM tags WHERE account_id = ? AND archived_at IS NULL)`, accountID, id, tagID, accountID)
+		res, err := q.exec(ctx, `DELETE FROM person_tags WHERE account_id = $1 AND person_id = $2 AND tag_id = $3
+			AND tag_id IN (SELECT id FROM tags WHERE account_id = $4 AND archived_at IS NULL)`, accountID, id, tagID, accountID)
 		if err != nil {
 			return "", 0, err
 		}
@@ -142,9 +142,10 @@ func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string
 }
 
 func liveTags(ctx context.Context, q querier, accountID string, ids []string) (map[string]bool, error) {
-	in, args := inList(ids)
-	rows, err := q.query(ctx, `SELECT id FROM tags WHERE account_id = ? AND archived_at IS NULL AND id IN (`+in+`)`,
-		append([]any{accountID}, args...)...)
+	var args sqlArgs
+	account, in := args.add(accountID), args.inList(ids)
+	rows, err := q.query(ctx, `SELECT id FROM tags WHERE account_id = `+account+` AND archived_at IS NULL AND id IN (`+in+`)`,
+		args...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func liveTags(ctx context.Context, q querier, accountID string, ids []string) (m
 
 func personExists(ctx context.Context, q querier, accountID, id string) error {
 	var one int
-	err := q.queryRow(ctx, `SELECT 1 FROM persons WHERE account_id = ? AND id = ?`, accountID, id).Scan(&one)
+	err := q.queryRow(ctx, `SELECT 1 FROM persons WHERE account_id = $1 AND id = $2`, accountID, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.NotFound("person", id)
 	}
@@ -195,7 +196,7 @@ func identifierHolders(ctx context.Context, q querier, accountID string, ids ide
 		email = domain.NormEmail(*ids.email)
 	}
 	rows, err := q.query(ctx, `SELECT id, external_id, email_norm, f_id FROM persons
-		WHERE account_id = ? AND (external_id = ? OR email_norm = ? OR f_id = ?)`,
+		WHERE account_id = $1 AND (external_id = $2 OR email_norm = $3 OR f_id = $4)`,
 		accountID, nullStr(ids.externalID), email, nullStr(ids.fID))
 	if err != nil {
 		return nil, err
@@ -265,7 +266,7 @@ func insertPerson(ctx context.Context, q querier, accountID, id string, a attrib
 	now := w.Now.UnixMilli()
 	_, err := q.exec(ctx, `INSERT INTO persons (id, account_id, email, email_norm, external_id, f_id,
 		first_name, last_name, phone, upsert_result, created_at, last_seen_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		id, accountID, nullStr(a.email), emailNorm, nullStr(a.externalID), nullStr(a.fID),
 		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), domain.UpsertCreated, now, now)
 	return err
@@ -278,7 +279,7 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	// The row lock keeps a concurrent write of another attribute from being
 	// overwritten with the value read here (SQLite's write transactions are
 	// exclusive already).
-	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = ? AND id = ?`+q.s.forUpdate(), accountID, id))
+	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id = $2`+q.s.dialect.LockRows, accountID, id))
 	if err != nil {
 		return false, err
 	}
@@ -305,8 +306,8 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 		if next.email != nil {
 			emailNorm = domain.NormEmail(*next.email)
 		}
-		if _, err := q.exec(ctx, `UPDATE persons SET email = ?, email_norm = ?, external_id = ?, f_id = ?,
-			first_name = ?, last_name = ?, phone = ? WHERE account_id = ? AND id = ?`,
+		if _, err := q.exec(ctx, `UPDATE persons SET email = $1, email_norm = $2, external_id = $3, f_id = $4,
+			first_name = $5, last_name = $6, phone = $7 WHERE account_id = $8 AND id = $9`,
 			nullStr(next.email), emailNorm, nullStr(next.externalID), nullStr(next.fID),
 			nullStr(next.firstName), nullStr(next.lastName), nullStr(next.phone), accountID, id); err != nil {
 			return false, err
@@ -395,7 +396,7 @@ type fieldDef struct{ id, dataType string }
 
 func livePersonFields(ctx context.Context, q querier, accountID string) (map[string]fieldDef, error) {
 	rows, err := q.query(ctx, `SELECT id, key, data_type FROM custom_fields
-		WHERE account_id = ? AND collection = 'Person' AND archived_at IS NULL`, accountID)
+		WHERE account_id = $1 AND collection = 'Person' AND archived_at IS NULL`, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -423,16 +424,16 @@ func applyCustomValues(ctx context.Context, q querier, accountID, personID strin
 		)
 		switch {
 		case v.clearAll:
-			res, err = q.exec(ctx, `DELETE FROM person_field_values WHERE account_id = ? AND person_id = ?
-				AND field_id IN (SELECT id FROM custom_fields WHERE account_id = ? AND collection = 'Person' AND archived_at IS NULL)`,
+			res, err = q.exec(ctx, `DELETE FROM person_field_values WHERE account_id = $1 AND person_id = $2
+				AND field_id IN (SELECT id FROM custom_fields WHERE account_id = $3 AND collection = 'Person' AND archived_at IS NULL)`,
 				accountID, personID, accountID)
 		case v.value == nil:
-			res, err = q.exec(ctx, `DELETE FROM person_field_values WHERE account_id = ? AND person_id = ? AND field_id = ?`,
+			res, err = q.exec(ctx, `DELETE FROM person_field_values WHERE account_id = $1 AND person_id = $2 AND field_id = $3`,
 				accountID, personID, v.fieldID)
 		default:
 			// The WHERE makes rewriting an equal value touch no row, which is
 			// how a no-op is told from a change.
-			res, err = q.exec(ctx, `INSERT INTO person_field_values (account_id, person_id, field_id, value) VALUES (?, ?, ?, ?)
+			res, err = q.exec(ctx, `INSERT INTO person_field_values (account_id, person_id, field_id, value) VALUES ($1, $2, $3, $4)
 				ON CONFLICT (person_id, field_id) DO UPDATE SET value = excluded.value
 				WHERE person_field_values.value <> excluded.value`, accountID, personID, v.fieldID, *v.value)
 		}
@@ -444,12 +445,4 @@ func applyCustomValues(ctx context.Context, q querier, accountID, personID strin
 		}
 	}
 	return didChange, nil
-}
-
-// forUpdate is the row-locking suffix of a SELECT on engines that have one.
-func (s *Store) forUpdate() string {
-	if s.dialect.Name == "postgres" {
-		return ` FOR UPDATE`
-	}
-	return ""
 }

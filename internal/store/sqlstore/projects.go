@@ -27,12 +27,12 @@ func scanProject(sc scanner) (domain.Project, error) {
 // GetProject returns a project of the account.
 func (s *Store) GetProject(ctx context.Context, accountID, id string) (*domain.Project, error) {
 	return getOne(ctx, s.reader(), domain.NotFound("project", id), scanProject,
-		`SELECT `+projectColumns+` FROM projects WHERE account_id = ? AND id = ?`, accountID, id)
+		`SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2`, accountID, id)
 }
 
 // ListProjects pages the account's projects, oldest first.
 func (s *Store) ListProjects(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Project, int, error) {
-	return listPage(ctx, s.reader(), projectColumns, `projects WHERE account_id = ?`, `created_at, id`, []any{accountID}, p, scanProject)
+	return listPage(ctx, s.reader(), projectColumns, `projects WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanProject)
 }
 
 // ImportProjects upserts projects by id, all or none.
@@ -43,10 +43,10 @@ func (s *Store) ImportProjects(ctx context.Context, accountID string, projects [
 		args := []any{p.Name, nullStr(p.Location), nullStr(p.RegistrationURL), nullStr(p.SiteURL),
 			t.created.UnixMilli(), nullTime(p.DateStart), nullTime(p.DateEnd), accountID, t.id}
 		query := `INSERT INTO projects (name, location, registration_url, site_url, created_at, start_at, end_at, account_id, id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 		if t.exists {
-			query = `UPDATE projects SET name = ?, location = ?, registration_url = ?, site_url = ?, created_at = ?,
-				start_at = ?, end_at = ? WHERE account_id = ? AND id = ?`
+			query = `UPDATE projects SET name = $1, location = $2, registration_url = $3, site_url = $4, created_at = $5,
+				start_at = $6, end_at = $7 WHERE account_id = $8 AND id = $9`
 		}
 		_, err := q.exec(ctx, query, args...)
 		return err

@@ -23,9 +23,9 @@ func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, batch int
 	// since the statement began (say, redelivered) is checked again on its
 	// new version; rows another transaction holds are left for next time.
 	prune := `DELETE FROM deliveries WHERE id IN (SELECT d.id FROM deliveries d
-		WHERE d.status IN (?, ?) AND d.created_at < ? AND (d.lease_until IS NULL OR d.lease_until < ?)
-		AND NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.attempted_at >= ?)
-		LIMIT ?` + s.skipLocked("") + `)`
+		WHERE d.status IN ($1, $2) AND d.created_at < $3 AND (d.lease_until IS NULL OR d.lease_until < $4)
+		AND NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.attempted_at >= $5)
+		LIMIT $6` + s.dialect.ClaimRows + `)`
 	total := 0
 	for {
 		res, err := s.writer().exec(ctx, prune, domain.DeliverySucceeded, domain.DeliveryFailed, cutoff, cutoff, cutoff, batch)

@@ -1,6 +1,7 @@
 // Package sqlstore implements store.Store once, over database/sql, for every
-// engine. The engines differ only in how they connect, in their migrations
-// and in placeholder syntax, which Dialect covers.
+// engine. SQL that is the same on every engine lives here, written with
+// numbered placeholders ($1, $2, ...) that SQLite and PostgreSQL both read.
+// What must differ is declared by each engine package in its Dialect.
 package sqlstore
 
 import (
@@ -12,11 +13,23 @@ import (
 	"sync"
 )
 
-// Dialect captures what differs between engines in the SQL text.
+// Dialect is the SQL an engine writes its own way; each engine package
+// declares one (sqlite.Dialect, postgres.Dialect). Engines are never told
+// apart by name: a query that differs takes its text from here.
 type Dialect struct {
+	// Name names the engine in logs and in Engine(); no SQL depends on it.
 	Name string
-	// Numbered placeholders ($1, $2...) instead of '?'.
-	Numbered bool
+	// LockRows ends a SELECT inside a write transaction whose rows the
+	// transaction goes on to change, so a concurrent writer waits for it.
+	LockRows string
+	// ShareRows ends a SELECT whose rows must not change until the
+	// transaction ends, without blocking other readers.
+	ShareRows string
+	// ClaimRows ends the subquery that picks due jobs to lease, so
+	// concurrent claimers pass over each other's rows.
+	ClaimRows string
+	// ClaimDeliveryRows is ClaimRows for the deliveries d of a join.
+	ClaimDeliveryRows string
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -78,33 +91,13 @@ func (s *Store) Close() error {
 	return err
 }
 
-// rebind turns '?' placeholders into the dialect's form.
-func (s *Store) rebind(q string) string {
-	if !s.dialect.Numbered {
-		return q
-	}
-	var b strings.Builder
-	b.Grow(len(q) + 16)
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
-}
-
 // stmt returns the statement for q on db, preparing it once per pool.
 func (s *Store) stmt(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, error) {
 	k := stmtKey{db, q}
 	if v, ok := s.stmts.Load(k); ok {
 		return v.(*sql.Stmt), nil
 	}
-	st, err := db.PrepareContext(ctx, s.rebind(q))
+	st, err := db.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +108,7 @@ func (s *Store) stmt(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, erro
 	return st, nil
 }
 
-// querier runs SQL written with '?' placeholders against a pool or a transaction.
+// querier runs SQL against a pool or a transaction, through prepared statements.
 type querier struct {
 	s  *Store
 	db *sql.DB
@@ -135,7 +128,7 @@ func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) 
 	// Preparing on the pool would wait for a free connection, and the SQLite
 	// writer has only the one this transaction holds.
 	*q.misses = append(*q.misses, query)
-	return q.tx.PrepareContext(ctx, q.s.rebind(query))
+	return q.tx.PrepareContext(ctx, query)
 }
 
 func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -208,10 +201,25 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 	return tx.Commit()
 }
 
-// placeholders returns "?, ?, ?" for n values.
-func placeholders(n int) string {
-	if n <= 0 {
-		return ""
+// sqlArgs collects the arguments of a query built piece by piece and hands
+// out their numbered placeholders ($1, $2, ...), which both engines read,
+// so no SQL text is rewritten at run time.
+type sqlArgs []any
+
+// add appends v and returns its placeholder.
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// list appends vs and returns their placeholders, comma-separated, for IN (...).
+func (a *sqlArgs) list(vs ...any) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a.add(v))
 	}
-	return strings.Repeat("?, ", n-1) + "?"
+	return b.String()
 }

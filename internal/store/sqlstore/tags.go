@@ -36,7 +36,7 @@ func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, 
 	err := s.inTx(ctx, func(q querier) error {
 		created := t.DateCreated.UnixMilli()
 		res, err := q.exec(ctx, `INSERT INTO tags (id, account_id, name, context, archived_at, created_at)
-			VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT (account_id, context, name) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, NULL, $5) ON CONFLICT (account_id, context, name) DO NOTHING`,
 			t.ID, t.AccountID, t.Name, t.Context, created)
 		if err != nil {
 			return err
@@ -48,14 +48,14 @@ func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, 
 			out.DateCreated, out.ArchivedAt = domain.T(domain.FromMillis(created)), nil
 			return nil
 		}
-		holder, err := scanTag(q.queryRow(ctx, `SELECT `+tagColumns+` FROM tags WHERE account_id = ? AND context = ? AND name = ?`,
+		holder, err := scanTag(q.queryRow(ctx, `SELECT `+tagColumns+` FROM tags WHERE account_id = $1 AND context = $2 AND name = $3`,
 			t.AccountID, t.Context, t.Name))
 		if err != nil {
 			return err
 		}
 		// Only an archived holder is revived; if another request revived it
 		// first, this one finds it live and reports the conflict.
-		res, err = q.exec(ctx, `UPDATE tags SET archived_at = NULL WHERE account_id = ? AND id = ? AND archived_at IS NOT NULL`,
+		res, err = q.exec(ctx, `UPDATE tags SET archived_at = NULL WHERE account_id = $1 AND id = $2 AND archived_at IS NOT NULL`,
 			t.AccountID, holder.ID)
 		if err != nil {
 			return err
@@ -89,14 +89,15 @@ func (s *Store) GetTag(ctx context.Context, accountID, id string) (*domain.Tag, 
 
 func getLiveTag(ctx context.Context, q querier, accountID, id string) (*domain.Tag, error) {
 	return getOne(ctx, q, domain.NotFound("tag", id), scanTag,
-		`SELECT `+tagColumns+` FROM tags WHERE account_id = ? AND id = ? AND archived_at IS NULL`, accountID, id)
+		`SELECT `+tagColumns+` FROM tags WHERE account_id = $1 AND id = $2 AND archived_at IS NULL`, accountID, id)
 }
 
 // ListTags pages the account's live tags, oldest first.
 func (s *Store) ListTags(ctx context.Context, accountID string, tagContext *string, p domain.PageRequest) ([]domain.Tag, int, error) {
-	where, args := `tags WHERE account_id = ? AND archived_at IS NULL`, []any{accountID}
+	var args sqlArgs
+	where := `tags WHERE account_id = ` + args.add(accountID) + ` AND archived_at IS NULL`
 	if tagContext != nil {
-		where, args = where+` AND context = ?`, append(args, *tagContext)
+		where += ` AND context = ` + args.add(*tagContext)
 	}
 	return listPage(ctx, s.reader(), tagColumns, where, `created_at, id`, args, p, scanTag)
 }
@@ -129,7 +130,7 @@ func (s *Store) UpdateTag(ctx context.Context, accountID, id string, patch domai
 		if taken != nil {
 			return taken
 		}
-		if _, err := q.exec(ctx, `UPDATE tags SET name = ?, context = ? WHERE account_id = ? AND id = ?`,
+		if _, err := q.exec(ctx, `UPDATE tags SET name = $1, context = $2 WHERE account_id = $3 AND id = $4`,
 			next.Name, next.Context, accountID, id); err != nil {
 			return err
 		}
@@ -150,7 +151,7 @@ func (s *Store) UpdateTag(ctx context.Context, accountID, id string, patch domai
 func pairHolder(ctx context.Context, q querier, accountID, name, tagContext string) (*domain.ConflictError, error) {
 	var holder string
 	var archived sql.NullInt64
-	err := q.queryRow(ctx, `SELECT id, archived_at FROM tags WHERE account_id = ? AND context = ? AND name = ?`,
+	err := q.queryRow(ctx, `SELECT id, archived_at FROM tags WHERE account_id = $1 AND context = $2 AND name = $3`,
 		accountID, tagContext, name).Scan(&holder, &archived)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -163,7 +164,7 @@ func pairHolder(ctx context.Context, q querier, accountID, name, tagContext stri
 
 // ArchiveTag hides a live tag; its links to persons stay.
 func (s *Store) ArchiveTag(ctx context.Context, accountID, id string, at time.Time) error {
-	res, err := s.writer().exec(ctx, `UPDATE tags SET archived_at = ? WHERE account_id = ? AND id = ? AND archived_at IS NULL`,
+	res, err := s.writer().exec(ctx, `UPDATE tags SET archived_at = $1 WHERE account_id = $2 AND id = $3 AND archived_at IS NULL`,
 		at.UnixMilli(), accountID, id)
 	if err != nil {
 		return err

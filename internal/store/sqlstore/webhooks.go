@@ -41,7 +41,7 @@ func encodeEvents(events []string) string {
 func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) error {
 	_, err := s.writer().exec(ctx, `INSERT INTO webhooks
 		(id, account_id, name, target_url, events, is_active, secret, secret_version, streak_failures, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9)`,
 		w.ID, w.AccountID, w.Name, w.TargetURL, encodeEvents(w.Events), true, w.Secret,
 		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli())
 	return err
@@ -53,14 +53,14 @@ func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (*domain.W
 }
 
 func getWebhook(ctx context.Context, q querier, accountID, id string) (*domain.Webhook, error) {
-	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ? AND id = ?`, accountID, id), id)
+	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = $1 AND id = $2`, accountID, id), id)
 }
 
 // lockWebhook reads a subscription inside a transaction and, on PostgreSQL,
 // locks its row until the transaction ends (SQLite has one writer anyway).
 func lockWebhook(ctx context.Context, q querier, accountID, id string) (*domain.Webhook, error) {
-	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ? AND id = ?`+
-		q.s.rowLock(), accountID, id), id)
+	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = $1 AND id = $2`+
+		q.s.dialect.LockRows, accountID, id), id)
 }
 
 func scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
@@ -73,7 +73,7 @@ func scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
 
 // ListWebhooks pages the account's subscriptions, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Webhook, int, error) {
-	return listPage(ctx, s.reader(), webhookColumns, `webhooks WHERE account_id = ?`, `created_at, id`,
+	return listPage(ctx, s.reader(), webhookColumns, `webhooks WHERE account_id = $1`, `created_at, id`,
 		[]any{accountID}, p, byValue(scanWebhook))
 }
 
@@ -107,8 +107,8 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 			}
 		}
 		w.UpdatedAt = now
-		_, err = q.exec(ctx, `UPDATE webhooks SET name = ?, target_url = ?, events = ?, is_active = ?, disabled_reason = ?,
-			streak_started_at = ?, streak_failures = ?, updated_at = ? WHERE account_id = ? AND id = ?`,
+		_, err = q.exec(ctx, `UPDATE webhooks SET name = $1, target_url = $2, events = $3, is_active = $4, disabled_reason = $5,
+			streak_started_at = $6, streak_failures = $7, updated_at = $8 WHERE account_id = $9 AND id = $10`,
 			w.Name, w.TargetURL, encodeEvents(w.Events), w.IsActive, nullStr(w.DisabledReason),
 			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), accountID, id)
 		out = w
@@ -120,7 +120,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 // DeleteWebhook removes a subscription; its deliveries, attempts and
 // retired secrets go with it (ON DELETE CASCADE).
 func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
-	res, err := s.writer().exec(ctx, `DELETE FROM webhooks WHERE account_id = ? AND id = ?`, accountID, id)
+	res, err := s.writer().exec(ctx, `DELETE FROM webhooks WHERE account_id = $1 AND id = $2`, accountID, id)
 	if err != nil {
 		return err
 	}
@@ -141,16 +141,16 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 		if err != nil {
 			return err
 		}
-		if _, err := q.exec(ctx, `UPDATE webhooks SET secret = ?, secret_version = ?, updated_at = ? WHERE id = ?`,
+		if _, err := q.exec(ctx, `UPDATE webhooks SET secret = $1, secret_version = $2, updated_at = $3 WHERE id = $4`,
 			secret, w.SecretVersion+1, now.UnixMilli(), id); err != nil {
 			return err
 		}
-		if _, err := q.exec(ctx, `INSERT INTO webhook_secrets (webhook_id, version, secret, retired_at) VALUES (?, ?, ?, ?)`,
+		if _, err := q.exec(ctx, `INSERT INTO webhook_secrets (webhook_id, version, secret, retired_at) VALUES ($1, $2, $3, $4)`,
 			id, w.SecretVersion, w.Secret, now.UnixMilli()); err != nil {
 			return err
 		}
 		rows, err := q.query(ctx, `SELECT attempts - round_start, MAX(next_attempt_at) FROM deliveries
-			WHERE webhook_id = ? AND secret_version = ? AND status = ? AND next_attempt_at IS NOT NULL
+			WHERE webhook_id = $1 AND secret_version = $2 AND status = $3 AND next_attempt_at IS NOT NULL
 			GROUP BY attempts - round_start`, id, w.SecretVersion, domain.DeliveryPending)
 		if err != nil {
 			return err
@@ -181,9 +181,9 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 // dropUnusedSecrets deletes the retired secrets of a subscription that no
 // pending delivery is signed with any more.
 func dropUnusedSecrets(ctx context.Context, q querier, webhookID string) error {
-	_, err := q.exec(ctx, `DELETE FROM webhook_secrets WHERE webhook_id = ? AND NOT EXISTS
+	_, err := q.exec(ctx, `DELETE FROM webhook_secrets WHERE webhook_id = $1 AND NOT EXISTS
 		(SELECT 1 FROM deliveries d WHERE d.webhook_id = webhook_secrets.webhook_id
-			AND d.secret_version = webhook_secrets.version AND d.status = ?)`, webhookID, domain.DeliveryPending)
+			AND d.secret_version = webhook_secrets.version AND d.status = $2)`, webhookID, domain.DeliveryPending)
 	return err
 }
 
@@ -199,8 +199,8 @@ const (
 // that only they needed. An attempt in flight keeps its lease, so its
 // result is still recorded.
 func cancelPending(ctx context.Context, q querier, webhookID, except, why string) error {
-	if _, err := q.exec(ctx, `UPDATE deliveries SET status = ?, last_error = ?, next_attempt_at = NULL
-		WHERE webhook_id = ? AND status = ? AND id <> ?`,
+	if _, err := q.exec(ctx, `UPDATE deliveries SET status = $1, last_error = $2, next_attempt_at = NULL
+		WHERE webhook_id = $3 AND status = $4 AND id <> $5`,
 		domain.DeliveryFailed, why, webhookID, domain.DeliveryPending, except); err != nil {
 		return err
 	}

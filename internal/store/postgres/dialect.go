@@ -1,0 +1,14 @@
+package postgres
+
+import "github.com/pds-dev/pds/internal/store/sqlstore"
+
+// Dialect is PostgreSQL's SQL where it differs: writers run in parallel, so
+// a transaction locks the rows it reads before it changes them, and job
+// claimers skip the rows another instance holds.
+var Dialect = sqlstore.Dialect{
+	Name:              "postgres",
+	LockRows:          " FOR UPDATE",
+	ShareRows:         " FOR SHARE",
+	ClaimRows:         " FOR UPDATE SKIP LOCKED",
+	ClaimDeliveryRows: " FOR UPDATE OF d SKIP LOCKED",
+}

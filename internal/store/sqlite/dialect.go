@@ -1,0 +1,14 @@
+package sqlite
+
+import "github.com/pds-dev/pds/internal/store/sqlstore"
+
+// Dialect is SQLite's SQL where it differs. SQLite has no row locks: its
+// single writer connection runs one write transaction at a time, which
+// serialises every read-then-write and every claim already.
+var Dialect = sqlstore.Dialect{
+	Name:              "sqlite",
+	LockRows:          "",
+	ShareRows:         "",
+	ClaimRows:         "",
+	ClaimDeliveryRows: "",
+}
