@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -184,19 +185,14 @@ type holder struct {
 
 type holders []holder
 
-// identifierHolders finds, in one query through the three unique indexes,
-// every person holding one of the given identifiers (at most three).
+// identifierHolders finds every person holding one of the given identifiers
+// (at most three), each identifier looked up on its own unique index.
 func identifierHolders(ctx context.Context, q querier, accountID string, ids identifiers) (holders, error) {
 	if !ids.any() {
 		return nil, nil
 	}
-	var email any
-	if ids.email != nil {
-		email = domain.NormEmail(*ids.email)
-	}
-	rows, err := q.query(ctx, `SELECT id, external_id, email_norm, f_id FROM persons
-		WHERE account_id = ? AND (external_id = ? OR email_norm = ? OR f_id = ?)`,
-		accountID, nullStr(ids.externalID), email, nullStr(ids.fID))
+	query, args := holdersQuery(accountID, ids)
+	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +203,37 @@ func identifierHolders(ctx context.Context, q querier, accountID string, ids ide
 		if err := rows.Scan(&h.id, &h.externalID, &h.email, &h.fID); err != nil {
 			return nil, err
 		}
-		out = append(out, h)
+		// A person holding two of the identifiers comes once per index.
+		if !slices.ContainsFunc(out, func(o holder) bool { return o.id == h.id }) {
+			out = append(out, h)
+		}
 	}
 	return out, rows.Err()
+}
+
+// holdersQuery is a UNION ALL of one SELECT per given identifier. A single
+// SELECT with "external_id = ? OR email_norm = ? OR f_id = ?" is answered by
+// SQLite through persons_last_seen, walking every person of the account; an
+// equality on each unique index alone reads at most one entry of it.
+func holdersQuery(accountID string, ids identifiers) (string, []any) {
+	args := []any{accountID}
+	var parts []string
+	for _, c := range []struct {
+		column string
+		value  *string
+	}{{"external_id", ids.externalID}, {"email_norm", ids.email}, {"f_id", ids.fID}} {
+		if c.value == nil {
+			continue
+		}
+		v := *c.value
+		if c.column == "email_norm" {
+			v = domain.NormEmail(v)
+		}
+		args = append(args, v)
+		parts = append(parts, `SELECT id, external_id, email_norm, f_id FROM persons WHERE account_id = $1 AND `+
+			c.column+` = $`+strconv.Itoa(len(args)))
+	}
+	return strings.Join(parts, ` UNION ALL `), args
 }
 
 // matchOrder is the order identifiers decide a match in.
