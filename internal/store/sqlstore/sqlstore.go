@@ -123,6 +123,9 @@ type querier struct {
 	// misses collects statements a transaction had to prepare on its own
 	// connection; they join the cache after it ends.
 	misses *[]string
+	// txStmts holds the statements this transaction has used, each made
+	// once for it (see txStatement).
+	txStmts map[string]*sql.Stmt
 }
 
 func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -139,7 +142,7 @@ func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) 
 }
 
 func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := q.prepared(ctx, query)
+	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +150,7 @@ func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Resul
 }
 
 func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := q.prepared(ctx, query)
+	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +204,7 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 			_, _ = s.stmt(ctx, s.w, q)
 		}
 	}()
-	if err := fn(querier{s: s, db: s.w, tx: tx, misses: &misses}); err != nil {
+	if err := fn(querier{s: s, db: s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
