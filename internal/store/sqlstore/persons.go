@@ -18,39 +18,46 @@ import (
 // UpsertPerson matches or creates a person and applies the supplied fields.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
 	p, c, err := s.personWrite(ctx, accountID, w, true, func(q querier) (string, change, error) {
-		values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
-		if err != nil {
-			return "", 0, err
-		}
-		ids := identifiers{externalID: in.ExternalID.Ptr(), email: in.Email.Ptr(), fID: in.FID.Ptr()}
-		holders, err := identifierHolders(ctx, q, accountID, ids)
-		if err != nil {
-			return "", 0, err
-		}
-		match := holders.match(ids)
-		if match == "" {
-			id := domain.NewID(domain.PersonIDPrefix)
-			attrs := attributes{identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
-			if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
-				return "", 0, err
-			}
-			_, err := applyCustomValues(ctx, q, accountID, id, values)
-			return id, createdNew, err
-		}
-		// Every supplied identifier is applied to the match, so one held by
-		// another person is a conflict.
-		for _, h := range holders {
-			if h.id != match {
-				return "", 0, identifierConflict(h, ids)
-			}
-		}
-		didChange, err := applyPatch(ctx, q, accountID, match, in, values)
-		if err != nil || !didChange {
-			return match, upsertNoChange, err
-		}
-		return match, changed, nil
+		return upsertPerson(ctx, q, accountID, in, w)
 	})
 	return p, c == createdNew, err
+}
+
+// upsertPerson is the part of UpsertPerson inside its transaction (also run
+// for each line of an import): match, conflict, create or patch. The caller
+// records the change it reports.
+func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (string, change, error) {
+	values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
+	if err != nil {
+		return "", 0, err
+	}
+	ids := identifiers{externalID: in.ExternalID.Ptr(), email: in.Email.Ptr(), fID: in.FID.Ptr()}
+	holders, err := identifierHolders(ctx, q, accountID, ids)
+	if err != nil {
+		return "", 0, err
+	}
+	match := holders.match(ids)
+	if match == "" {
+		id := domain.NewID(domain.PersonIDPrefix)
+		attrs := attributes{identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
+		if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
+			return "", 0, err
+		}
+		_, err := applyCustomValues(ctx, q, accountID, id, values)
+		return id, createdNew, err
+	}
+	// Every supplied identifier is applied to the match, so one held by
+	// another person is a conflict.
+	for _, h := range holders {
+		if h.id != match {
+			return "", 0, identifierConflict(h, ids)
+		}
+	}
+	didChange, err := applyPatch(ctx, q, accountID, match, in, values)
+	if err != nil || !didChange {
+		return match, upsertNoChange, err
+	}
+	return match, changed, nil
 }
 
 // UpdatePerson applies a patch to an existing person.
