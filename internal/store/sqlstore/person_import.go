@@ -29,11 +29,12 @@ const (
 	importChunk = 512
 	// lookupValues is the most values one lookup lists.
 	lookupValues = 512
-	// insertParams bounds the parameters of the rows of one INSERT of new
-	// persons: enough rows that PostgreSQL's round trips cost little, few
-	// enough parameters that SQLite's binding, which finds the name of each
-	// parameter by a walk of the list of names, costs little too.
-	insertParams = 256
+	// insertParamsSQLite and insertParamsPostgres bound the parameters of
+	// the rows of one INSERT of new persons. SQLite binds each parameter after a walk of the list of
+	// parameter names, so its statements stay short; PostgreSQL pays a
+	// round trip per statement, so its statements are long.
+	insertParamsSQLite   = 256
+	insertParamsPostgres = 4096
 	// firstAnalyze is the number of persons after which an import first
 	// refreshes the planner's statistics (see analyzePersons).
 	firstAnalyze = 1000
@@ -343,16 +344,20 @@ func (im *personImporter) flush() error {
 // insert writes rows in multi-row INSERTs into into (a table and its
 // columns). row is the template of one row's values: $k stands for shared[k-1],
 // the same in every row, and each ? for the row's next own value; the
-// statement numbers them all. A statement carries up to insertParams
-// parameters of its rows, the rest go in statements of halving sizes, so
+// statement numbers them all. A statement carries up to the engine's
+// insertParams of its rows, the rest go in statements of halving sizes, so
 // that few statement shapes exist.
 func (im *personImporter) insert(into, row string, shared []any, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	perRow := strings.Count(row, "?")
+	limit := insertParamsPostgres
+	if im.s.dialect.Name == "sqlite" {
+		limit = insertParamsSQLite
+	}
 	most := 1
-	for most*2*perRow <= insertParams {
+	for most*2*perRow <= limit {
 		most *= 2
 	}
 	for len(rows) > 0 {
