@@ -5,3 +5,9 @@ package sqlstore
 func HoldersQuery(accountID string, externalID, email, fID *string) (string, []any) {
 	return holdersQuery(accountID, identifiers{externalID: externalID, email: email, fID: fID})
 }
+
+// TakenQuery is the statement with which an import asks which of a chunk's
+// identifiers of one column are held, for the plan test.
+func TakenQuery(accountID, column string, values []string) (string, []any) {
+	return takenQuery(accountID, column, values)
+}

@@ -8,7 +8,8 @@ import (
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
-// TestIdentifierLookupPlan holds the upsert's identifier lookup to its
+// TestIdentifierLookupPlan holds the upsert's identifier lookup (and an
+// import's) to its
 // unique indexes: for every combination of identifiers, each one given is
 // searched on its own index and nothing walks the account's persons (with
 // "external_id = ? OR email_norm = ? OR f_id = ?" SQLite scanned the whole
@@ -50,6 +51,14 @@ func TestIdentifierLookupPlan(t *testing.T) {
 			}
 			if strings.Contains(joined, "persons_last_seen") {
 				t.Errorf("%v: the plan uses persons_last_seen:\n%s", want, joined)
+			}
+		}
+		// An import's lookup of a chunk's identifiers, one column at a time.
+		for column, index := range map[string]string{"external_id": "persons_external_id", "email_norm": "persons_email", "f_id": "persons_f_id"} {
+			query, args := sqlstore.TakenQuery(acc, column, []string{"ext-1", "p2@seed.test", "ext-3", "x"})
+			plan := strings.Join(explain(t, rs, query, args), "\n")
+			if strings.Contains(plan, "SCAN persons") || strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, index) {
+				t.Errorf("import lookup of %s does not search %s:\n%s", column, index, plan)
 			}
 		}
 	})
