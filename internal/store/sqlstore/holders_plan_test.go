@@ -9,9 +9,9 @@ import (
 )
 
 // TestIdentifierLookupPlan holds the upsert's identifier lookup (and an
-// import's) to its
-// unique indexes: for every combination of identifiers, each one given is
-// searched on its own index and nothing walks the account's persons (with
+// import's) to the unique indexes: for every combination of identifiers,
+// each one given is searched on its own index and nothing walks the
+// account's persons (with
 // "external_id = ? OR email_norm = ? OR f_id = ?" SQLite scanned the whole
 // account through persons_last_seen, 0.5 s an upsert at a million persons).
 func TestIdentifierLookupPlan(t *testing.T) {
