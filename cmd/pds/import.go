@@ -29,11 +29,14 @@ const maxReportedLines = 20
 // transaction: a bad line imports nothing of the file.
 func (e cmdEnv) importCmd(args []string) error {
 	if len(args) == 0 {
-		return errors.New("import: say campaigns, projects or custom-fields")
+		return errors.New("import: say campaigns, projects, custom-fields or persons")
 	}
 	kind := args[0]
+	if kind == "persons" {
+		return e.importPersons(args[1:])
+	}
 	if _, ok := importHelp[kind]; !ok {
-		return fmt.Errorf("import: unknown kind %q; say campaigns, projects or custom-fields", kind)
+		return fmt.Errorf("import: unknown kind %q; say campaigns, projects, custom-fields or persons", kind)
 	}
 	fs, c := e.newFlags("import " + kind)
 	account := fs.String("account", "", "account id (required)")

@@ -24,6 +24,7 @@ Usage:
   pds keys list --account ID              list an account's keys (never their secrets)
   pds keys revoke KEY_ID                  revoke a key, effective on the next request
   pds import campaigns|projects|custom-fields --account ID FILE   (JSON lines; - reads stdin)
+  pds import persons --account ID FILE                         upsert persons: Upsert Person lines + tag_ids
 
 Every command takes --database (PDS_DATABASE) and --json. Run "pds COMMAND -h" for its flags.
 `

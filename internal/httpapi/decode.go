@@ -52,13 +52,23 @@ func decodeJSON(r *http.Request, dst any) error {
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
-	if trimmed[0] != '{' {
-		return &domain.ValidationError{Detail: "The request body must be a JSON object."}
+	return DecodeObject("The request body", trimmed, dst)
+}
+
+// DecodeObject reads one JSON object (the request body, a line of an import)
+// into dst with the strictness of every request body: I-JSON, each member
+// known by its exact name and well typed, no NUL in any text. Errors are
+// *domain.ValidationError values pointing at the member; what names the
+// text in their details ("The request body").
+func DecodeObject(what string, text []byte, dst any) error {
+	text = bytes.TrimSpace(text)
+	if len(text) == 0 || text[0] != '{' {
+		return &domain.ValidationError{Detail: what + " must be a JSON object."}
 	}
-	if err := json.Unmarshal(trimmed, dst, json.RejectUnknownMembers(true)); err != nil {
-		return jsonError(err)
+	if err := json.Unmarshal(text, dst, json.RejectUnknownMembers(true)); err != nil {
+		return jsonError(what, err)
 	}
-	if p := nulPointer(trimmed); p != "" {
+	if p := nulPointer(text); p != "" {
 		return domain.BodyError(p, "The member %s holds a NUL character (\\u0000), which no text may contain.", p)
 	}
 	return nil
@@ -78,7 +88,7 @@ func checkContentType(ct string) error {
 }
 
 // jsonError turns a decoding error into a 400 that points at the member.
-func jsonError(err error) error {
+func jsonError(what string, err error) error {
 	var (
 		syn *jsontext.SyntacticError
 		sem *json.SemanticError
@@ -95,9 +105,9 @@ func jsonError(err error) error {
 		case strings.Contains(syn.Err.Error(), "UTF-8"), strings.Contains(syn.Err.Error(), "surrogate"):
 			return domain.BodyError(ptr, "The member %s holds text that is not valid Unicode (bytes that are not UTF-8, or an escaped lone surrogate such as \\ud800).", ptr)
 		case errors.Is(syn.Err, io.ErrUnexpectedEOF):
-			return &domain.ValidationError{Detail: "The request body is not valid JSON: it ends too early."}
+			return &domain.ValidationError{Detail: what + " is not valid JSON: it ends too early."}
 		}
-		return &domain.ValidationError{Detail: "The request body is not valid JSON: " + syn.Err.Error() + "."}
+		return &domain.ValidationError{Detail: what + " is not valid JSON: " + syn.Err.Error() + "."}
 	case errors.As(err, &sem):
 		ptr := orRoot(string(sem.JSONPointer))
 		if errors.Is(sem.Err, json.ErrUnknownName) {
@@ -106,7 +116,7 @@ func jsonError(err error) error {
 		}
 		return domain.BodyError(ptr, "The member %s must be of type %s, not %s.", ptr, jsonType(goTypeOf(sem)), sem.JSONKind)
 	}
-	return &domain.ValidationError{Detail: "The request body is not valid: " + err.Error()}
+	return &domain.ValidationError{Detail: what + " is not valid: " + err.Error()}
 }
 
 // goTypeOf names the Go type a member failed to decode into, looking through

@@ -23,6 +23,7 @@ type Store interface {
 	RateCounter
 	Catalog
 	Persons
+	PersonImports
 	Webhooks
 }
 

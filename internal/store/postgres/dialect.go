@@ -11,4 +11,7 @@ var Dialect = sqlstore.Dialect{
 	ShareRows:         " FOR SHARE",
 	ClaimRows:         " FOR UPDATE SKIP LOCKED",
 	ClaimDeliveryRows: " FOR UPDATE OF d SKIP LOCKED",
+	InsertParams:      4096,
+	// Plans made while persons was empty would walk persons_last_seen.
+	AnalyzeDuringImport: true,
 }

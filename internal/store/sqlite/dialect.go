@@ -11,4 +11,8 @@ var Dialect = sqlstore.Dialect{
 	ShareRows:         "",
 	ClaimRows:         "",
 	ClaimDeliveryRows: "",
+	InsertParams:      256,
+	// The planner needs no statistics for the import's lookups
+	// (TestIdentifierLookupPlan).
+	AnalyzeDuringImport: false,
 }

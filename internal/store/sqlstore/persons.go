@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -17,39 +18,46 @@ import (
 // UpsertPerson matches or creates a person and applies the supplied fields.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
 	p, c, err := s.personWrite(ctx, accountID, w, true, func(q querier) (string, change, error) {
-		values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
-		if err != nil {
-			return "", 0, err
-		}
-		ids := identifiers{externalID: in.ExternalID.Ptr(), email: in.Email.Ptr(), fID: in.FID.Ptr()}
-		holders, err := identifierHolders(ctx, q, accountID, ids)
-		if err != nil {
-			return "", 0, err
-		}
-		match := holders.match(ids)
-		if match == "" {
-			id := domain.NewID(domain.PersonIDPrefix)
-			attrs := attributes{identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
-			if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
-				return "", 0, err
-			}
-			_, err := applyCustomValues(ctx, q, accountID, id, values)
-			return id, createdNew, err
-		}
-		// Every supplied identifier is applied to the match, so one held by
-		// another person is a conflict.
-		for _, h := range holders {
-			if h.id != match {
-				return "", 0, identifierConflict(h, ids)
-			}
-		}
-		didChange, err := applyPatch(ctx, q, accountID, match, in, values)
-		if err != nil || !didChange {
-			return match, upsertNoChange, err
-		}
-		return match, changed, nil
+		return upsertPerson(ctx, q, accountID, in, w)
 	})
 	return p, c == createdNew, err
+}
+
+// upsertPerson is the part of UpsertPerson inside its transaction (also run
+// for each line of an import): match, conflict, create or patch. The caller
+// records the change it reports.
+func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (string, change, error) {
+	values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
+	if err != nil {
+		return "", 0, err
+	}
+	ids := identifiers{externalID: in.ExternalID.Ptr(), email: in.Email.Ptr(), fID: in.FID.Ptr()}
+	holders, err := identifierHolders(ctx, q, accountID, ids)
+	if err != nil {
+		return "", 0, err
+	}
+	match := holders.match(ids)
+	if match == "" {
+		id := domain.NewID(domain.PersonIDPrefix)
+		attrs := attributes{identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
+		if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
+			return "", 0, err
+		}
+		_, err := applyCustomValues(ctx, q, accountID, id, values)
+		return id, createdNew, err
+	}
+	// Every supplied identifier is applied to the match, so one held by
+	// another person is a conflict.
+	for _, h := range holders {
+		if h.id != match {
+			return "", 0, identifierConflict(h, ids)
+		}
+	}
+	didChange, err := applyPatch(ctx, q, accountID, match, in, values)
+	if err != nil || !didChange {
+		return match, upsertNoChange, err
+	}
+	return match, changed, nil
 }
 
 // UpdatePerson applies a patch to an existing person.
@@ -185,19 +193,14 @@ type holder struct {
 
 type holders []holder
 
-// identifierHolders finds, in one query through the three unique indexes,
-// every person holding one of the given identifiers (at most three).
+// identifierHolders finds every person holding one of the given identifiers
+// (at most three), each identifier looked up on its own unique index.
 func identifierHolders(ctx context.Context, q querier, accountID string, ids identifiers) (holders, error) {
 	if !ids.any() {
 		return nil, nil
 	}
-	var email any
-	if ids.email != nil {
-		email = domain.NormEmail(*ids.email)
-	}
-	rows, err := q.query(ctx, `SELECT id, external_id, email_norm, f_id FROM persons
-		WHERE account_id = $1 AND (external_id = $2 OR email_norm = $3 OR f_id = $4)`,
-		accountID, nullStr(ids.externalID), email, nullStr(ids.fID))
+	query, args := holdersQuery(accountID, ids)
+	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -208,9 +211,37 @@ func identifierHolders(ctx context.Context, q querier, accountID string, ids ide
 		if err := rows.Scan(&h.id, &h.externalID, &h.email, &h.fID); err != nil {
 			return nil, err
 		}
-		out = append(out, h)
+		// A person holding two of the identifiers comes once per index.
+		if !slices.ContainsFunc(out, func(o holder) bool { return o.id == h.id }) {
+			out = append(out, h)
+		}
 	}
 	return out, rows.Err()
+}
+
+// holdersQuery is a UNION ALL of one SELECT per given identifier. A single
+// SELECT with "external_id = ? OR email_norm = ? OR f_id = ?" is answered by
+// SQLite through persons_last_seen, walking every person of the account; an
+// equality on each unique index alone reads at most one entry of it.
+func holdersQuery(accountID string, ids identifiers) (string, []any) {
+	args := []any{accountID}
+	var parts []string
+	for _, c := range []struct {
+		column string
+		value  *string
+	}{{"external_id", ids.externalID}, {"email_norm", ids.email}, {"f_id", ids.fID}} {
+		if c.value == nil {
+			continue
+		}
+		v := *c.value
+		if c.column == "email_norm" {
+			v = domain.NormEmail(v)
+		}
+		args = append(args, v)
+		parts = append(parts, `SELECT id, external_id, email_norm, f_id FROM persons WHERE account_id = $1 AND `+
+			c.column+` = $`+strconv.Itoa(len(args)))
+	}
+	return strings.Join(parts, ` UNION ALL `), args
 }
 
 // matchOrder is the order identifiers decide a match in.

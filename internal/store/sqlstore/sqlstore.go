@@ -30,6 +30,14 @@ type Dialect struct {
 	ClaimRows string
 	// ClaimDeliveryRows is ClaimRows for the deliveries d of a join.
 	ClaimDeliveryRows string
+	// InsertParams bounds the parameters of one multi-row INSERT of an
+	// import: SQLite binds each parameter after a walk of the statement's
+	// parameter names, so its statements stay short; PostgreSQL pays a
+	// round trip per statement, so its statements are long.
+	InsertParams int
+	// AnalyzeDuringImport refreshes the planner's statistics of persons as
+	// an import grows the table (see analyzePersons).
+	AnalyzeDuringImport bool
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -116,6 +124,9 @@ type querier struct {
 	// misses collects statements a transaction had to prepare on its own
 	// connection; they join the cache after it ends.
 	misses *[]string
+	// txStmts holds the statements this transaction has used, each made
+	// once for it (see txStatement).
+	txStmts map[string]*sql.Stmt
 }
 
 func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -132,7 +143,7 @@ func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) 
 }
 
 func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := q.prepared(ctx, query)
+	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +151,7 @@ func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Resul
 }
 
 func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := q.prepared(ctx, query)
+	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +205,7 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 			_, _ = s.stmt(ctx, s.w, q)
 		}
 	}()
-	if err := fn(querier{s: s, db: s.w, tx: tx, misses: &misses}); err != nil {
+	if err := fn(querier{s: s, db: s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -1,0 +1,311 @@
+// Command pdsbench measures the service at scale. For each engine it makes a
+// fresh database, seeds persons through "pds import persons" (a third hold
+// tag A, a fifth tag B) and breadcrumbs, serves the API on a loopback
+// listener in this process, warms it up and measures every row from outside,
+// over HTTP, with a closed-loop load generator. It prints one markdown table.
+//
+//	go run ./cmd/pdsbench --engine both --persons 20000
+//
+// The figures are for reading, never a timed test; a run fails only when a
+// request fails or a total is not the exact count the seed implies.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // served on --pprof only
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/httpapi"
+	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/store/postgres"
+	"github.com/pds-dev/pds/internal/store/sqlite"
+)
+
+type config struct {
+	engines      []string
+	persons      int
+	perPerson    int
+	pgURL        string
+	duration     time.Duration
+	requests     int
+	out          string
+	pdsBin       string
+	cpuProfile   string
+	pprofAddr    string
+	keepDatabase bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "pdsbench:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("pdsbench", flag.ContinueOnError)
+	var c config
+	engine := fs.String("engine", "sqlite", "sqlite, postgres or both")
+	fs.IntVar(&c.persons, "persons", 1_000_000, "persons to seed")
+	fs.IntVar(&c.perPerson, "breadcrumbs-per-person", 3, "breadcrumbs to seed per person")
+	fs.StringVar(&c.pgURL, "postgres-url", os.Getenv("PDS_TEST_POSTGRES_URL"), "PostgreSQL server; each run makes a schema of its own and drops it")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each sustained row, and the most any latency row runs")
+	fs.IntVar(&c.requests, "requests", 1000, "requests of each latency row (sequential, one connection)")
+	fs.StringVar(&c.out, "out", "", "also write the table to this file")
+	fs.StringVar(&c.pdsBin, "pds", "", "a built pds binary (default: go build ./cmd/pds into a temporary directory)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows (server and load generator) to this file")
+	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address while running (e.g. 127.0.0.1:6060)")
+	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file (its path is printed); PostgreSQL schemas are always dropped")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch *engine {
+	case "sqlite", "postgres":
+		c.engines = []string{*engine}
+	case "both":
+		c.engines = []string{"sqlite", "postgres"}
+	default:
+		return fmt.Errorf("--engine is sqlite, postgres or both, not %q", *engine)
+	}
+	if c.persons < 1 || c.requests < 1 || c.duration <= 0 || c.perPerson < 0 {
+		return errors.New("--persons, --requests and --duration must be positive")
+	}
+	if c.pprofAddr != "" {
+		go func() { _ = http.ListenAndServe(c.pprofAddr, nil) }()
+	}
+	dir, err := os.MkdirTemp("", "pdsbench-")
+	if err != nil {
+		return err
+	}
+	if !c.keepDatabase {
+		defer os.RemoveAll(dir)
+	}
+	if c.pdsBin == "" {
+		c.pdsBin = filepath.Join(dir, "pds")
+		build := exec.CommandContext(ctx, "go", "build", "-o", c.pdsBin, "github.com/pds-dev/pds/cmd/pds")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build ./cmd/pds: %w", err)
+		}
+	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	var rows []row
+	var failures []string
+	for _, eng := range c.engines {
+		engDir := filepath.Join(dir, eng)
+		if err := os.MkdirAll(engDir, 0o700); err != nil {
+			return err
+		}
+		r, fails, err := bench(ctx, c, eng, engDir)
+		rows = append(rows, r...)
+		failures = append(failures, fails...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", eng, err)
+		}
+	}
+	table := markdown(c, rows)
+	fmt.Print(table)
+	if c.out != "" {
+		if err := os.WriteFile(c.out, []byte(table), 0o644); err != nil {
+			return err
+		}
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%d checks failed:\n%s", len(failures), strings.Join(failures, "\n"))
+	}
+	return nil
+}
+
+// row is one line of the table.
+type row struct {
+	engine, name string
+	n            int
+	p50, p99     time.Duration
+	throughput   string
+	note         string
+}
+
+func markdown(c config, rows []row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\npdsbench: %d persons, %d breadcrumbs per person; latency rows: up to %d sequential requests or %s; sustained rows: %s\n\n",
+		c.persons, c.perPerson, c.requests, c.duration, c.duration)
+	b.WriteString("| Engine | Row | Requests | p50 | p99 | Throughput | Notes |\n|---|---|---:|---:|---:|---:|---|\n")
+	for _, r := range rows {
+		lat := func(d time.Duration) string {
+			if r.n == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+		}
+		n := "-"
+		if r.n > 0 {
+			n = fmt.Sprint(r.n)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.engine, r.name, n, lat(r.p50), lat(r.p99), r.throughput, r.note)
+	}
+	return b.String()
+}
+
+// fixture is what the measured rows need to know of the seeded account.
+type fixture struct {
+	key          string
+	account      string
+	tagA, tagB   string
+	since        time.Time
+	persons      int
+	breadcrumbs  int
+	samplePerson []string
+}
+
+// bench seeds one engine and measures its rows.
+func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, error) {
+	database, drop, err := freshDatabase(ctx, engine, dir, c.pgURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer drop()
+	if c.keepDatabase && engine == "sqlite" {
+		fmt.Fprintf(os.Stderr, "pdsbench: the SQLite database is %s\n", database)
+	}
+	fx := fixture{persons: c.persons, since: time.Now().UTC().Add(-time.Minute)}
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "pdsbench %s: "+format+"\n", append([]any{engine}, a...)...)
+	}
+
+	// The account, its tags and a key, through the store.
+	st, err := open(ctx, database)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now().UTC()
+	fx.account = domain.NewID("acc")
+	err = st.CreateAccount(ctx, domain.Account{ID: fx.account, Name: "pdsbench", CreatedAt: now})
+	var tagA, tagB domain.Tag
+	if err == nil {
+		tagA, _, err = st.CreateTag(ctx, domain.Tag{AccountID: fx.account, Name: "A", Context: "person", DateCreated: domain.T(now)})
+	}
+	if err == nil {
+		tagB, _, err = st.CreateTag(ctx, domain.Tag{AccountID: fx.account, Name: "B", Context: "person", DateCreated: domain.T(now)})
+	}
+	if err == nil {
+		unlimited := 1 << 30
+		_, fx.key, err = service.MintKey(ctx, st, service.KeyRequest{AccountID: fx.account, Scopes: domain.AllScopes, RateLimit: &unlimited}, now)
+	}
+	st.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	fx.tagA, fx.tagB = tagA.ID, tagB.ID
+
+	// Persons through pds import persons, a subprocess, as a user runs it.
+	file := filepath.Join(dir, "persons.jsonl")
+	if err := writePersons(file, c.persons, fx.tagA, fx.tagB); err != nil {
+		return nil, nil, err
+	}
+	logf("importing %d persons", c.persons)
+	took, err := importPersons(ctx, c.pdsBin, database, fx.account, file, c.persons)
+	if err != nil {
+		return nil, nil, err
+	}
+	os.Remove(file)
+	rows := []row{{engine: engine, name: "7. `pds import persons`, wall time", throughput: fmt.Sprintf("%.0f persons/s", float64(c.persons)/took.Seconds()),
+		note: fmt.Sprintf("%d lines in %s", c.persons, took.Round(time.Millisecond))}}
+
+	// Breadcrumbs in bulk, then fresh planner statistics as after any bulk load.
+	db, err := rawDB(engine, database)
+	if err != nil {
+		return nil, nil, err
+	}
+	logf("seeding %d breadcrumbs per person", c.perPerson)
+	t0 := time.Now()
+	fx.breadcrumbs, err = seedBreadcrumbs(ctx, db, engine, fx.account, c.perPerson, time.Now().UTC())
+	if err == nil && engine == "postgres" {
+		_, err = db.ExecContext(ctx, `ANALYZE`)
+	}
+	if err == nil {
+		err = samplePersons(ctx, db, &fx)
+	}
+	db.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("seeding breadcrumbs: %w", err)
+	}
+	logf("%d breadcrumbs in %s", fx.breadcrumbs, time.Since(t0).Round(time.Millisecond))
+
+	// The server, in this process, on a loopback listener.
+	st, err = open(ctx, database)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, limiterFor(st),
+		slog.New(slog.DiscardHandler)).Handler())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer stopServer()
+
+	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf}
+	m.rows = rows
+	m.all()
+	return m.rows, m.failures, nil
+}
+
+func open(ctx context.Context, database string) (store.Store, error) {
+	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
+		return postgres.Open(ctx, database)
+	}
+	return sqlite.Open(ctx, database)
+}
+
+// limiterFor is pds serve's choice: budgets in the process on SQLite, in
+// the database on PostgreSQL, where instances share them.
+func limiterFor(st store.Store) ratelimit.Limiter {
+	if st.Engine() == "postgres" {
+		return ratelimit.NewShared(st)
+	}
+	return ratelimit.NewMemory()
+}
+
+// serve runs h on a loopback listener with pds serve's timeouts.
+func serve(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: nil}
+	go func() { _ = hs.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	var lat []time.Duration
+	for i := 1; i <= 200; i++ {
+		lat = append(lat, time.Duration(i)*time.Millisecond)
+	}
+	if p := percentile(lat, 50); p != 100*time.Millisecond {
+		t.Fatalf("p50 %v", p)
+	}
+	if p := percentile(lat, 99); p != 198*time.Millisecond {
+		t.Fatalf("p99 %v", p)
+	}
+	if p := percentile(lat[:1], 99); p != time.Millisecond {
+		t.Fatalf("p99 of one %v", p)
+	}
+	if p := percentile(nil, 99); p != 0 {
+		t.Fatalf("p99 of none %v", p)
+	}
+}
+
+func TestPagesOf(t *testing.T) {
+	for _, c := range []struct {
+		total   int
+		pages   []int
+		skipped int
+	}{
+		{1_000_000, []int{1, 400, 4000, 40000}, 0},
+		{20_000, []int{1, 400, 800}, 1},
+		{10_000, []int{1, 400}, 1}, // page 400 is the last
+		{10, []int{1}, 2},
+	} {
+		pages, skipped := pagesOf(c.total, 400, 4000)
+		if !slices.Equal(pages, c.pages) || len(skipped) != c.skipped {
+			t.Errorf("%d: pages %v, skipped %v", c.total, pages, skipped)
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pageSize is the List size the rows ask for.
+const pageSize = 25
+
+// measure runs the rows of one engine against its server.
+type measure struct {
+	ctx      context.Context
+	c        config
+	engine   string
+	fx       fixture
+	base     string
+	logf     func(string, ...any)
+	rows     []row
+	failures []string
+}
+
+func (m *measure) all() {
+	m.warmUp()
+	// Reads first, while the totals are exactly what the seed made.
+	m.windowPages()
+	m.twoTags()
+	m.lookupByEmail()
+	m.getPersonRatio()
+	m.breadcrumbPages()
+	m.upserts()
+	m.sustainedUpserts()
+	m.appendBreadcrumbs()
+	slices.SortStableFunc(m.rows, func(a, b row) int { return strings.Compare(a.name[:2], b.name[:2]) })
+}
+
+func (m *measure) fail(format string, a ...any) {
+	m.failures = append(m.failures, m.engine+": "+fmt.Sprintf(format, a...))
+}
+
+// sequential runs one latency row: up to c.requests requests one after
+// another on one connection (or c.duration, whichever ends first).
+func (m *measure) sequential(name, note string, next func(i int) request, check func(int, []byte) error) result {
+	return m.loadRow(name, note, 1, m.c.requests, m.c.duration, next, check)
+}
+
+func (m *measure) loadRow(name, note string, conns, count int, d time.Duration, next func(i int) request, check func(int, []byte) error) result {
+	m.logf("%s", name)
+	res := load{client: newClient(conns), base: m.base, key: m.fx.key, conns: conns, count: count, timeout: d,
+		next: next, check: check}.run(m.ctx)
+	if res.errors > 0 {
+		m.fail("%s: %d of %d requests failed; first: %v", name, res.errors, res.errors+res.n(), res.firstErr)
+		note = strings.TrimSpace(note + fmt.Sprintf(" **%d failed**", res.errors))
+	}
+	m.rows = append(m.rows, row{engine: m.engine, name: name, n: res.n(), p50: res.p50(), p99: res.p99(),
+		throughput: fmt.Sprintf("%.0f req/s", res.perSecond()), note: note})
+	return res
+}
+
+func get(path string) func(int) request {
+	return func(int) request { return request{method: http.MethodGet, path: path, want: http.StatusOK} }
+}
+
+// page is a List response.
+type page struct {
+	Items []json.RawMessage `json:"items"`
+	Total int               `json:"total"`
+}
+
+// wantPage checks a List answer: the exact total, and the items a page of
+// that number holds.
+func wantPage(total, number int) func(int, []byte) error {
+	return func(_ int, b []byte) error {
+		var p page
+		if err := json.Unmarshal(b, &p); err != nil {
+			return err
+		}
+		items := min(pageSize, max(0, total-(number-1)*pageSize))
+		if p.Total != total || len(p.Items) != items {
+			return fmt.Errorf("total %d with %d items, want total %d with %d items", p.Total, len(p.Items), total, items)
+		}
+		return nil
+	}
+}
+
+func (m *measure) warmUp() {
+	m.logf("warming up")
+	since := m.windowQuery()
+	for _, path := range []string{"/persons/" + m.fx.samplePerson[0], "/persons?" + since, "/persons?email=" + url.QueryEscape(seedEmail(1)),
+		"/breadcrumbs?size=25"} {
+		res := load{client: newClient(1), base: m.base, key: m.fx.key, conns: 1, count: 100, timeout: m.c.duration, next: get(path)}.run(m.ctx)
+		if res.errors > 0 {
+			m.fail("warm-up %s: %v", path, res.firstErr)
+		}
+	}
+}
+
+func (m *measure) windowQuery() string {
+	return "updated_since=" + url.QueryEscape(m.fx.since.Format("2006-01-02T15:04:05Z")) + "&size=" + strconv.Itoa(pageSize)
+}
+
+// pagesOf lists the pages a deep-paging row asks for: 1, 400, 4000 and the
+// last, those that exist, and says which it skipped.
+func pagesOf(total int, deep ...int) ([]int, []string) {
+	last := max(1, (total+pageSize-1)/pageSize)
+	pages := []int{1}
+	var skipped []string
+	for _, p := range deep {
+		if p < last {
+			pages = append(pages, p)
+		} else if p > last {
+			skipped = append(skipped, fmt.Sprintf("page %d does not exist (last is %d)", p, last))
+		}
+	}
+	if last > 1 {
+		pages = append(pages, last)
+	}
+	return pages, skipped
+}
+
+func pageName(p, total int) string {
+	if last := (total + pageSize - 1) / pageSize; p == last && p > 1 {
+		return fmt.Sprintf("last page (%d)", p)
+	}
+	return fmt.Sprintf("page %d", p)
+}
+
+func (m *measure) windowPages() {
+	total := m.fx.persons
+	pages, skipped := pagesOf(total, 400, 4000)
+	for _, p := range pages {
+		note := fmt.Sprintf("total %d, exact", total)
+		if p == 1 && len(skipped) > 0 {
+			note += "; " + strings.Join(skipped, "; ")
+		}
+		m.sequential("3. List Persons, window mode, size 25, "+pageName(p, total), note,
+			get("/persons?"+m.windowQuery()+"&page="+strconv.Itoa(p)), wantPage(total, p))
+	}
+}
+
+func (m *measure) twoTags() {
+	total := (m.fx.persons + 14) / 15 // holding A (i%3 == 0) and B (i%5 == 0)
+	m.sequential("4. List Persons, window mode, tag_ids A and B, page 1", fmt.Sprintf("total %d, exact", total),
+		get("/persons?"+m.windowQuery()+"&tag_ids="+m.fx.tagA+"&tag_ids="+m.fx.tagB), wantPage(total, 1))
+}
+
+func (m *measure) lookupByEmail() {
+	rng := rand.New(rand.NewPCG(5, 5))
+	picks := make([]int, m.c.requests)
+	for i := range picks {
+		picks[i] = rng.IntN(m.fx.persons)
+	}
+	m.sequential("5. List Persons, lookup by email", "a random seeded person each time",
+		func(i int) request {
+			return request{method: http.MethodGet, path: "/persons?email=" + url.QueryEscape(strings.ToUpper(seedEmail(picks[i%len(picks)]))), want: http.StatusOK}
+		},
+		func(i int, b []byte) error {
+			var p struct {
+				Items []struct {
+					ExternalID string `json:"external_id"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal(b, &p); err != nil {
+				return err
+			}
+			if want := seedExternalID(picks[i%len(picks)]); len(p.Items) != 1 || p.Items[0].ExternalID != want {
+				return fmt.Errorf("found %+v, want %s", p.Items, want)
+			}
+			return nil
+		})
+}
+
+// getPersonRatio measures Get Person with 64 connections, then a bare
+// net/http handler that writes the same JSON, with the same generator, in
+// the same run: the ratio is what the service keeps of what net/http
+// serves on this machine.
+func (m *measure) getPersonRatio() {
+	const conns = 64
+	ids := m.fx.samplePerson
+	body, err := load{client: newClient(1), base: m.base, key: m.fx.key}.do(m.ctx, request{method: http.MethodGet, path: "/persons/" + ids[0], want: http.StatusOK})
+	if err != nil {
+		m.fail("get person: %v", err)
+		return
+	}
+	service := m.loadRow("6. Get Person, 64 connections", "", conns, 0, m.c.duration,
+		func(i int) request {
+			return request{method: http.MethodGet, path: "/persons/" + ids[i%len(ids)], want: http.StatusOK}
+		}, nil)
+	bareURL, stop, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	if err != nil {
+		m.fail("bare handler: %v", err)
+		return
+	}
+	defer stop()
+	m.logf("6. bare handler")
+	bare := load{client: newClient(conns), base: bareURL, conns: conns, timeout: m.c.duration,
+		next: func(i int) request {
+			return request{method: http.MethodGet, path: "/persons/" + ids[i%len(ids)], want: http.StatusOK}
+		}}.run(m.ctx)
+	ratio := 0.0
+	if bare.perSecond() > 0 {
+		ratio = service.perSecond() / bare.perSecond()
+	}
+	m.rows[len(m.rows)-1].note = fmt.Sprintf("**%.3f of the bare handler** (%.0f ÷ %.0f req/s)", ratio, service.perSecond(), bare.perSecond())
+	m.rows = append(m.rows, row{engine: m.engine, name: "6. bare net/http handler writing the same JSON, 64 connections", n: bare.n(),
+		p50: bare.p50(), p99: bare.p99(), throughput: fmt.Sprintf("%.0f req/s", bare.perSecond()), note: "same generator, same run"})
+}
+
+func (m *measure) breadcrumbPages() {
+	if m.fx.breadcrumbs == 0 {
+		return
+	}
+	perPerson := m.c.perPerson
+	flavored := m.fx.persons * ((perPerson + len(breadcrumbFlavors) - 1) / len(breadcrumbFlavors))
+	for _, f := range []struct {
+		label, query string
+		total        int
+	}{{"", "", m.fx.breadcrumbs}, {"by flavor, ", "&flavor=" + breadcrumbFlavors[0], flavored}} {
+		pages, skipped := pagesOf(f.total, 4000)
+		for _, p := range pages {
+			note := fmt.Sprintf("total %d, exact", f.total)
+			if p == 1 && len(skipped) > 0 {
+				note += "; " + strings.Join(skipped, "; ")
+			}
+			m.sequential("8. List Breadcrumbs, "+f.label+"size 25, "+pageName(p, f.total), note,
+				get("/breadcrumbs?size=25"+f.query+"&page="+strconv.Itoa(p)), wantPage(f.total, p))
+		}
+	}
+}
+
+func (m *measure) upserts() {
+	tag := domainHex()
+	m.sequential("1. Upsert Person, new person", "201, sequential", func(i int) request {
+		return request{method: http.MethodPost, path: "/persons", want: http.StatusCreated, body: fmt.Appendf(nil,
+			`{"external_id":"new-%s-%d","email":"new-%s-%d@bench.example","first_name":"New"}`, tag, i, tag, i)}
+	}, nil)
+	rng := rand.New(rand.NewPCG(1, 1))
+	m.sequential("1. Upsert Person, matched person", "200; matched by external_id, first_name changes", func(i int) request {
+		return request{method: http.MethodPost, path: "/persons", want: http.StatusOK, body: fmt.Appendf(nil,
+			`{"external_id":%q,"first_name":"Matched %d"}`, seedExternalID(rng.IntN(m.fx.persons)), i)}
+	}, nil)
+}
+
+func (m *measure) sustainedUpserts() {
+	tag := domainHex()
+	m.loadRow("2. Upsert Person, new person, 32 connections, sustained", "201", 32, 0, m.c.duration, func(i int) request {
+		return request{method: http.MethodPost, path: "/persons", want: http.StatusCreated, body: fmt.Appendf(nil,
+			`{"external_id":"sus-%s-%d","email":"sus-%s-%d@bench.example"}`, tag, i, tag, i)}
+	}, nil)
+}
+
+func (m *measure) appendBreadcrumbs() {
+	rng := rand.New(rand.NewPCG(3, 3))
+	m.sequential("8. Append Breadcrumb, person matched by external_id", "201, sequential", func(i int) request {
+		return request{method: http.MethodPost, path: "/breadcrumbs", want: http.StatusCreated, body: fmt.Appendf(nil,
+			`{"flavor":"page_view","external_id":%q}`, seedExternalID(rng.IntN(m.fx.persons)))}
+	}, nil)
+}
+
+func domainHex() string { return strconv.FormatInt(time.Now().UnixNano()%1e9, 36) }

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// PersonImports loads persons in bulk for the administrative command line
+// (pds import persons).
+type PersonImports interface {
+	// ImportPersons applies the lines in order, all in one transaction: each
+	// line is an upsert with UpsertPerson's rules (match by external_id,
+	// then email, then f_id; an identifier held by another person is a
+	// *domain.ConflictError; custom field values checked against the live
+	// Person fields) followed by attaching its TagIDs as AddPersonTags does
+	// (live tags of the account; one that is not is a domain.NotFound). Each
+	// person created or changed is stamped and recorded in the outbox as any
+	// person write is, so its events fire. All or nothing: the first line
+	// the store refuses ends the import with an *ImportLineError and nothing
+	// is written. An error from the sequence itself ends it the same way.
+	//
+	// The lines are consumed as they come; a store keeps only a bounded
+	// window of them in memory.
+	ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[PersonImport, error], w Write) (PersonImportCounts, error)
+}
+
+// PersonImport is one line of a person import.
+type PersonImport struct {
+	// Line is the 1-based line of the input, named in errors.
+	Line   int
+	Person domain.PersonUpsert
+	// TagIDs are attached, as Add Person Tags does; tags the person holds
+	// already stay, and so do those it holds that are not listed.
+	TagIDs []string
+}
+
+// PersonImportCounts tells what an import did to the persons of its lines:
+// created, changed (updated) or matched and left as they were (unchanged).
+// A person written by several lines is counted once per line.
+type PersonImportCounts struct {
+	Created   int `json:"created"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+}
+
+// ImportLineError names the input line that made an import fail.
+type ImportLineError struct {
+	Line int
+	Err  error
+}
+
+func (e *ImportLineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *ImportLineError) Unwrap() error { return e.Err }
