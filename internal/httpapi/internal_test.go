@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,5 +316,68 @@ func TestRequestLog(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), key[13:]) {
 		t.Fatal("the request log contains the key")
+	}
+}
+
+// recordingHandler keeps every record that reaches it.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+// TestServerErrorsLogThroughServerLogger: the error behind a 500 reaches the
+// server's own JSON logger with the request id the response quoted, and
+// nothing goes to slog's global default, which an operator's pipeline does
+// not read. It swaps the global default, so it must not run in parallel.
+func TestServerErrorsLogThroughServerLogger(t *testing.T) {
+	global := &recordingHandler{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(global))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	st := testenv.SQLite.NewStore(t)
+	key := mintKey(t, st, start, nil)
+	var logs testenv.Buffer
+	s := newLoggingTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory(), &logs)
+	for path, want := range map[string]struct{ msg, detail string }{
+		"/test/fail":  {"request failed", "secret_table"},
+		"/test/panic": {"panic", "boom with internals"},
+	} {
+		r := call(t, s.url, "GET", path, key, "", "")
+		id := r.header.Get("X-Request-Id")
+		if r.status != 500 || id == "" || r.prob["request_id"] != id {
+			t.Fatalf("%s: %d, X-Request-Id %q, %s", path, r.status, id, r.body)
+		}
+		found := false
+		for _, raw := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var line map[string]any
+			if err := json.Unmarshal([]byte(raw), &line); err != nil {
+				t.Fatalf("log line is not JSON: %q: %v", raw, err)
+			}
+			if line["msg"] == want.msg && line["request_id"] == id {
+				found = true
+				if line["level"] != "ERROR" || !strings.Contains(raw, want.detail) {
+					t.Errorf("%s: error line %s, want level ERROR naming %q", path, raw, want.detail)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %q line with request id %s in the server's log:\n%s", path, want.msg, id, logs.String())
+		}
+	}
+	global.mu.Lock()
+	defer global.mu.Unlock()
+	for _, rec := range global.records {
+		t.Errorf("written to the global default logger: %s %s", rec.Level, rec.Message)
 	}
 }
