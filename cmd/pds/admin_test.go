@@ -129,7 +129,10 @@ func TestEnvironmentDefaultsAndFlagsWin(t *testing.T) {
 func TestServeBootstrapsAndShutsDown(t *testing.T) {
 	db := t.TempDir() + "/pds.db"
 	out := serveOnce(t, db, func(base, key string) {
-		req, _ := http.NewRequest("GET", base+"/me", nil)
+		req, err := http.NewRequest("GET", base+"/me", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Authorization", "Bearer "+key)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -87,7 +88,11 @@ func TestWebhookRetentionSetting(t *testing.T) {
 		}
 	}
 	t.Setenv("PDS_WEBHOOK_RETENTION", "") // empty counts as unset; a bad value would stop -h
-	if out, _ := pds(t, "serve", "-h"); !strings.Contains(out, "-webhook-retention") || !strings.Contains(out, "30 days") {
+	out, err := pds(t, "serve", "-h")
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("pds serve -h: %v, want flag.ErrHelp", err)
+	}
+	if !strings.Contains(out, "-webhook-retention") || !strings.Contains(out, "30 days") {
 		t.Errorf("pds serve -h does not document --webhook-retention:\n%s", out)
 	}
 }
@@ -107,8 +112,14 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	serveOnce(t, filepath.Join(t.TempDir(), "pds.db"), func(base, key string) {
 		call := func(method, path string, body any, want int) map[string]any {
 			t.Helper()
-			raw, _ := json.Marshal(body)
-			req, _ := http.NewRequest(method, base+path, bytes.NewReader(raw))
+			raw, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := http.NewRequest(method, base+path, bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Content-Type", "application/json")
 			res, err := http.DefaultClient.Do(req)
@@ -117,7 +128,9 @@ func TestServeDeliversWebhooks(t *testing.T) {
 			}
 			defer res.Body.Close()
 			var out map[string]any
-			_ = json.NewDecoder(res.Body).Decode(&out)
+			if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+				t.Fatalf("%s %s: %d with a body that is not JSON: %v", method, path, res.StatusCode, err)
+			}
 			if res.StatusCode != want {
 				t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, out)
 			}

@@ -93,7 +93,10 @@ type result struct {
 
 func call(t *testing.T, base, method, path, key, contentType, body string) result {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if body == "" {
 		req.Body = http.NoBody
 	}
@@ -108,10 +111,15 @@ func call(t *testing.T, base, method, path, key, contentType, body string) resul
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read the response: %v", method, path, err)
+	}
 	r := result{status: res.StatusCode, header: res.Header, body: string(raw)}
 	if res.Header.Get("Content-Type") == "application/problem+json" {
-		_ = json.Unmarshal(raw, &r.prob)
+		if err := json.Unmarshal(raw, &r.prob); err != nil {
+			t.Fatalf("%s %s: problem document %q: %v", method, path, raw, err)
+		}
 		for _, k := range []string{"type", "title", "status", "detail"} {
 			if _, ok := r.prob[k]; !ok {
 				t.Errorf("problem without %s: %s", k, raw)
@@ -291,7 +299,9 @@ func TestPageBounds(t *testing.T) {
 	}
 	var p domain.Page[string]
 	r := call(t, s.url, "GET", "/test/page", key, "", "")
-	_ = json.Unmarshal([]byte(r.body), &p)
+	if err := json.Unmarshal([]byte(r.body), &p); err != nil {
+		t.Fatalf("defaults: %s: %v", r.body, err)
+	}
 	if p.Page != 1 || p.Size != 25 || p.Items == nil {
 		t.Fatalf("defaults: %s", r.body)
 	}

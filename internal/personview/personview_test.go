@@ -86,7 +86,10 @@ func TestExtendedOfAFullPerson(t *testing.T) {
 		t.Errorf("custom_data has %d keys, want one per live field (%d)", len(cd), len(fields))
 	}
 	// The raw text of a money value is kept: 19.90, not 19.9.
-	b, _ := json.Marshal(personview.Extended(p, fields, "https://pds.example", now))
+	b, err := json.Marshal(personview.Extended(p, fields, "https://pds.example", now))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !json.Valid(b) || !strings.Contains(string(b), `"price":19.90`) {
 		t.Errorf("money lost its digits: %s", b)
 	}

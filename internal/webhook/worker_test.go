@@ -175,7 +175,9 @@ func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.
 			t.Fatalf("body %s", got.Body)
 		}
 		var keys map[string]json.RawMessage
-		_ = json.Unmarshal(got.Body, &keys)
+		if err := json.Unmarshal(got.Body, &keys); err != nil {
+			t.Fatalf("body %s: %v", got.Body, err)
+		}
 		if len(keys) != 4 || !strings.Contains(string(body.Data), `"id":"`+person+`"`) {
 			t.Fatalf("body keys %v / data %s", keys, body.Data)
 		}
@@ -555,7 +557,9 @@ func TestInstancesShareTheWork(t *testing.T) {
 					ID string `json:"id"`
 				} `json:"data"`
 			}
-			_ = json.Unmarshal(q.Body, &body)
+			if err := json.Unmarshal(q.Body, &body); err != nil {
+				t.Fatalf("body %s: %v", q.Body, err)
+			}
 			if body.Event != "person.created" {
 				t.Fatalf("event %s", body.Event)
 			}
@@ -659,7 +663,9 @@ func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing
 			var data struct {
 				ID string `json:"id"`
 			}
-			_ = json.Unmarshal(decode(t, req).Data, &data)
+			if err := json.Unmarshal(decode(t, req).Data, &data); err != nil {
+				t.Fatalf("request %d: data: %v", i+1, err)
+			}
 			attempts[data.ID]++
 			for _, secret := range []string{sub.Secret, second, third} {
 				ok := webhookverify.Verify(req.Header, req.Body, []string{secret}, r.clock.Now(), webhookverify.Options{Tolerance: 24 * time.Hour}) == nil

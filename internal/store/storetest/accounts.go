@@ -132,7 +132,9 @@ func testKeys(t *testing.T, newStore NewStore) {
 	if err := st.RevokeKey(ctx, k.ID, Epoch.Add(3*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = st.KeyByHash(ctx, k.Hash)
+	if got, err = st.KeyByHash(ctx, k.Hash); err != nil {
+		t.Fatalf("read the revoked key back: %v", err)
+	}
 	if got.RevokedAt == nil || !got.RevokedAt.Equal(Epoch.Add(2*time.Minute)) || !got.LastUsedAt.Equal(used) {
 		t.Fatalf("revoked key: revoked_at %v last_used_at %v", got.RevokedAt, got.LastUsedAt)
 	}
@@ -154,11 +156,11 @@ func testRate(t *testing.T, newStore NewStore) {
 			t.Fatalf("increment %d: %d, %v", i, n, err)
 		}
 	}
-	if n, _ := st.IncrementRate(ctx, "key_b", w1); n != 1 {
-		t.Fatalf("another key's count starts at 1, got %d", n)
+	if n, err := st.IncrementRate(ctx, "key_b", w1); err != nil || n != 1 {
+		t.Fatalf("another key's count starts at 1, got %d, %v", n, err)
 	}
-	if n, _ := st.IncrementRate(ctx, "key_a", w2); n != 1 {
-		t.Fatalf("a new window starts at 1, got %d", n)
+	if n, err := st.IncrementRate(ctx, "key_a", w2); err != nil || n != 1 {
+		t.Fatalf("a new window starts at 1, got %d, %v", n, err)
 	}
 	if n, err := st.RateCount(ctx, "key_a", w1); err != nil || n != 3 {
 		t.Fatalf("rate count: %d, %v", n, err)
@@ -166,10 +168,10 @@ func testRate(t *testing.T, newStore NewStore) {
 	if err := st.PruneRate(ctx, w2); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := st.RateCount(ctx, "key_a", w1); n != 0 {
-		t.Fatalf("pruned window still counts %d", n)
+	if n, err := st.RateCount(ctx, "key_a", w1); err != nil || n != 0 {
+		t.Fatalf("pruned window still counts %d, %v", n, err)
 	}
-	if n, _ := st.RateCount(ctx, "key_a", w2); n != 1 {
-		t.Fatalf("current window lost by prune: %d", n)
+	if n, err := st.RateCount(ctx, "key_a", w2); err != nil || n != 1 {
+		t.Fatalf("current window lost by prune: %d, %v", n, err)
 	}
 }

@@ -126,8 +126,8 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 				t.Fatalf("breadcrumb %+v: %v, want not found", in, err)
 			}
 		}
-		if ps, _, _ := c.st.ListPersons(ctx, c.acc, domain.PersonQuery{ExternalID: textPtr("fresh")}, domain.PageRequest{Page: 1, Size: 1}); len(ps) != 0 {
-			t.Fatal("a refused breadcrumb created its person")
+		if ps, _, err := c.st.ListPersons(ctx, c.acc, domain.PersonQuery{ExternalID: textPtr("fresh")}, domain.PageRequest{Page: 1, Size: 1}); err != nil || len(ps) != 0 {
+			t.Fatalf("a refused breadcrumb created its person, err %v", err)
 		}
 		if c.crumbTotal() != 0 {
 			t.Fatal("a refused breadcrumb was stored")

@@ -169,7 +169,10 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		if err != nil || got.Label != nil || got.FormType != domain.DefaultFormType {
 			t.Fatalf("null label and form_type: %+v, %v", got, err)
 		}
-		read, _ := st.GetCustomField(ctx, a, f.ID)
+		read, err := st.GetCustomField(ctx, a, f.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if read.Label != nil || read.Description != nil || read.FormType != "text" {
 			t.Fatalf("stored after updates: %+v", read)
 		}
@@ -208,8 +211,8 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		_, err = st.UpdateCustomField(ctx, a, f.ID, domain.CustomFieldPatch{Label: set("x")})
 		wantNotFound(t, "update archived", err)
 		wantNotFound(t, "archive twice", st.ArchiveCustomField(ctx, a, f.ID, Epoch))
-		if list, total, _ := st.ListCustomFields(ctx, a, nil, firstPage); total != 0 || len(list) != 0 {
-			t.Fatalf("list holds an archived field: %v", fieldIDs(list))
+		if list, total, err := st.ListCustomFields(ctx, a, nil, firstPage); err != nil || total != 0 || len(list) != 0 {
+			t.Fatalf("list holds an archived field: %v, err %v", fieldIDs(list), err)
 		}
 	})
 
@@ -223,7 +226,10 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		if err := st.ImportCustomFields(ctx, a, []domain.CustomField{keep, fresh}); err != nil {
 			t.Fatal(err)
 		}
-		list, total, _ := st.ListCustomFields(ctx, a, nil, firstPage)
+		list, total, err := st.ListCustomFields(ctx, a, nil, firstPage)
+		if err != nil {
+			t.Fatal(err)
+		}
 		byKey := map[string]domain.CustomField{}
 		for _, f := range list {
 			byKey[f.Key] = f
@@ -239,7 +245,10 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		if err := st.ImportCustomFields(ctx, a, []domain.CustomField{again}); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := st.GetCustomField(ctx, a, keep.ID)
+		got, err := st.GetCustomField(ctx, a, keep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if *got.Label != "CRM id" || !got.IsReadOnly || !got.DateCreated.Equal(Epoch) {
 			t.Fatalf("re-import: %+v", got)
 		}
@@ -255,8 +264,8 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		stolen := foreign
 		stolen.AccountID, stolen.Key = a, "mine"
 		wantImportError(t, st.ImportCustomFields(ctx, a, []domain.CustomField{fine, stolen}), 1)
-		if _, total, _ := st.ListCustomFields(ctx, a, nil, firstPage); total != 2 {
-			t.Fatalf("a failed import left %d fields, want 2", total)
+		if _, total, err := st.ListCustomFields(ctx, a, nil, firstPage); err != nil || total != 2 {
+			t.Fatalf("a failed import left %d fields, want 2, err %v", total, err)
 		}
 		theirs, err := st.GetCustomField(ctx, b, foreign.ID)
 		if err != nil || theirs.Key != "theirs" {

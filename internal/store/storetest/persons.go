@@ -371,8 +371,8 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 		if !slices.Equal(keys, []string{"n", "ratio", "price", "ok", "colors", "born", "nick", "bio"}) {
 			t.Fatalf("person fields %v", keys)
 		}
-		if other, _ := c.st.ListPersonFields(ctx, c.other().acc); len(other) != 0 {
-			t.Fatalf("another account lists %d fields", len(other))
+		if other, err := c.st.ListPersonFields(ctx, c.other().acc); err != nil || len(other) != 0 {
+			t.Fatalf("another account lists %d fields, err %v", len(other), err)
 		}
 	})
 }

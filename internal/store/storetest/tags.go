@@ -128,8 +128,8 @@ func testTags(t *testing.T, newStore NewStore) {
 		wantNotFound(t, "archive twice", st.ArchiveTag(ctx, a, tag.ID, Epoch.Add(time.Hour)))
 		_, err = st.UpdateTag(ctx, a, tag.ID, domain.TagPatch{Name: set("other")})
 		wantNotFound(t, "update archived", err)
-		if list, total, _ := st.ListTags(ctx, a, nil, domain.PageRequest{Page: 1, Size: 10}); total != 0 || len(list) != 0 {
-			t.Fatalf("list holds an archived tag: %v total %d", tagIDs(list), total)
+		if list, total, err := st.ListTags(ctx, a, nil, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 0 || len(list) != 0 {
+			t.Fatalf("list holds an archived tag: %v total %d, err %v", tagIDs(list), total, err)
 		}
 
 		again := newTag(a, "vip", "person", Epoch.Add(2*time.Hour))
@@ -170,7 +170,10 @@ func testTags(t *testing.T, newStore NewStore) {
 		wantConflict(t, err, live.ID)
 		_, err = st.UpdateTag(ctx, a, tag.ID, domain.TagPatch{Name: set("old")})
 		wantConflict(t, err, archived.ID)
-		read, _ := st.GetTag(ctx, a, tag.ID)
+		read, err := st.GetTag(ctx, a, tag.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if read.Name != "platinum" || read.Context != "event" {
 			t.Fatalf("a refused update changed the tag: %+v", read)
 		}
@@ -195,8 +198,8 @@ func testTags(t *testing.T, newStore NewStore) {
 		if own.ID == tag.ID {
 			t.Fatal("the second account's tag revived the first's")
 		}
-		if got, _ := st.GetTag(ctx, a, tag.ID); got == nil || got.Name != "vip" {
-			t.Fatalf("the first account's tag changed: %+v", got)
+		if got, err := st.GetTag(ctx, a, tag.ID); err != nil || got == nil || got.Name != "vip" {
+			t.Fatalf("the first account's tag changed: %+v, err %v", got, err)
 		}
 	})
 
