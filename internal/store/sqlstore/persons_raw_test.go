@@ -117,7 +117,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 			{"lookup", domain.PersonQuery{Email: strRef("P3@seed.test")}, 25, 1},
 		} {
 			var got []domain.Person
-			n := countStatements(func() {
+			n := rs.countStatements(func() {
 				var err error
 				got, _, err = rs.ListPersons(ctx, acc, tc.q, domain.PageRequest{Page: 1, Size: tc.size})
 				if err != nil {
@@ -135,7 +135,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 			}
 			t.Logf("%s: %d items in %d statements", tc.name, len(got), n)
 		}
-		if n := countStatements(func() {
+		if n := rs.countStatements(func() {
 			if _, err := rs.GetPerson(ctx, acc, fmt.Sprintf("per_%s_%06d", acc, 3)); err != nil {
 				t.Fatal(err)
 			}
