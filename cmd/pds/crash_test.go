@@ -125,6 +125,7 @@ var printedKey = regexp.MustCompile(`pds_[A-Za-z0-9]+_[A-Za-z0-9]+`)
 // open coalescing window survives a SIGKILL of the server, and the restarted
 // server delivers the burst: nothing acknowledged is lost, nothing is sent twice.
 func TestCrashLosesNothing(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
 		rc := webhooktest.NewReceiver(t)

@@ -65,6 +65,7 @@ func (c cli) newAccount(name string) string {
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 
 func TestImport(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		ctx := context.Background()
 		db := eng.NewDatabase(t)
@@ -188,6 +189,7 @@ func TestImport(t *testing.T) {
 }
 
 func TestImportUsage(t *testing.T) {
+	t.Parallel()
 	c := cli{t: t, database: filepath.Join(t.TempDir(), "pds.db")}
 	acc := c.newAccount("acme")
 	for _, bad := range []struct {

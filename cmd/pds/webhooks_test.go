@@ -21,6 +21,7 @@ import (
 // TestServeRefusesBadWebhookSettings: a bad schedule, CA file or streak
 // length stops the start, before any database is opened.
 func TestServeRefusesBadWebhookSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notPEM := filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
@@ -52,7 +53,8 @@ func TestServeRefusesBadWebhookSettings(t *testing.T) {
 
 // TestWebhookRetentionSetting: --webhook-retention and
 // PDS_WEBHOOK_RETENTION reach the worker's settings, default 30 days, the
-// flag winning over the variable; a bad variable stops the start.
+// flag winning over the variable; a bad variable stops the start. It sets
+// the variable, so it is not parallel.
 func TestWebhookRetentionSetting(t *testing.T) {
 	retention := func(args ...string) (time.Duration, error) {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -102,6 +104,7 @@ func TestWebhookRetentionSetting(t *testing.T) {
 // localhost address allowed by --webhook-allow-private, with the real
 // clock and a short window.
 func TestServeDeliversWebhooks(t *testing.T) {
+	t.Parallel()
 	rc := webhooktest.NewReceiver(t)
 	caFile := filepath.Join(t.TempDir(), "receiver.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Server.Certificate().Raw})
@@ -139,10 +142,10 @@ func TestServeDeliversWebhooks(t *testing.T) {
 		hook := call("POST", "/webhooks", map[string]any{"name": "local", "target_url": rc.URL, "events": []string{"person.created"}}, 201)
 		secret = hook["secret"].(string)
 		call("POST", "/persons", map[string]any{"email": "ada@x.test"}, 201)
-		deadline := time.Now().Add(15 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for len(rc.Requests()) == 0 {
 			if time.Now().After(deadline) {
-				t.Fatal("no delivery within 15 s")
+				t.Fatal("no delivery within 30 s")
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

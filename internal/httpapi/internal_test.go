@@ -132,6 +132,7 @@ func call(t *testing.T, base, method, path, key, contentType, body string) resul
 var start = time.Date(2026, 11, 21, 10, 0, 10, 0, time.UTC)
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		st := eng.NewStore(t)
 		clk := clock.NewFake(start)
@@ -183,6 +184,7 @@ func TestRateLimit(t *testing.T) {
 // TestSharedBudgetAcrossInstances: two servers on one PostgreSQL database
 // together grant a key its limit, not twice it.
 func TestSharedBudgetAcrossInstances(t *testing.T) {
+	t.Parallel()
 	db := testenv.Postgres.NewDatabase(t)
 	st1, st2 := testenv.Postgres.Open(t, db), testenv.Postgres.Open(t, db)
 	clk := clock.NewFake(start)
@@ -210,6 +212,7 @@ func TestSharedBudgetAcrossInstances(t *testing.T) {
 }
 
 func TestBodyErrors(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
@@ -263,6 +266,7 @@ func TestBodyErrors(t *testing.T) {
 }
 
 func TestServerErrorsHideInternals(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
@@ -278,6 +282,7 @@ func TestServerErrorsHideInternals(t *testing.T) {
 }
 
 func TestPageBounds(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
@@ -310,6 +315,7 @@ func TestPageBounds(t *testing.T) {
 // TestRequestLog: one structured line per request with the request id,
 // method, route, status and duration, naming the key by id, never by secret.
 func TestRequestLog(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	var logs testenv.Buffer

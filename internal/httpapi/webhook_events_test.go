@@ -40,6 +40,7 @@ func keysOf(m map[string]any) string { return strings.Join(slices.Sorted(maps.Ke
 // 2.9 (its data is the extended view), and verifies with the public
 // verifier until 300 s have passed.
 func TestPersonEventsEndToEnd(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rcBoth, rcCreated, rcUpdated, rcForeign := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rcBoth, rcCreated, rcUpdated, rcForeign))

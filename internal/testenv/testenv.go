@@ -155,9 +155,16 @@ func postgresSchema(t testing.TB) string {
 // Engines lists every engine; tests run their cases against each.
 var Engines = []Engine{SQLite, Postgres}
 
-// ForEach runs fn as a subtest per engine.
+// ForEach runs fn as a subtest per engine, the engines in parallel: each
+// subtest opens databases of its own (a fresh SQLite file, a fresh
+// PostgreSQL schema). fn must therefore not touch state the other engine's
+// run could see (package variables, slog.SetDefault); it cannot use
+// t.Setenv or t.Chdir, which refuse to run in parallel tests.
 func ForEach(t *testing.T, fn func(t *testing.T, e Engine)) {
 	for _, e := range Engines {
-		t.Run(e.Name, func(t *testing.T) { fn(t, e) })
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, e)
+		})
 	}
 }

@@ -147,6 +147,7 @@ func wantRequests(t *testing.T, rc *webhooktest.Receiver, n int) []webhooktest.R
 var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		both, created, updated, foreign := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(both, created, updated, foreign))
@@ -223,6 +224,7 @@ func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.
 }
 
 func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, req *http.Request) int {
@@ -238,7 +240,9 @@ func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) 
 			return http.StatusOK
 		})
 		s := webhooktest.Settings(rc)
-		s.Timeout = 300 * time.Millisecond
+		// Short, since the second attempt waits it out, yet ample for the
+		// attempts that are answered, under -race with tests in parallel.
+		s.Timeout = time.Second
 		r := start(t, eng, s)
 		sub := r.subscribe(r.acc, rc.URL, "person.created")
 		r.touch(r.acc, "p1")
@@ -292,6 +296,7 @@ func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) 
 }
 
 func TestRetriesRunOutThenTheDeliveryFails(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusInternalServerError)
@@ -316,6 +321,7 @@ func TestRetriesRunOutThenTheDeliveryFails(t *testing.T) {
 }
 
 func TestRedirectsAndClientErrorsAreNotRetried(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(_ int, req *http.Request) int {
@@ -349,6 +355,7 @@ func TestRedirectsAndClientErrorsAreNotRetried(t *testing.T) {
 }
 
 func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, _ *http.Request) int {
@@ -385,6 +392,7 @@ func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
 }
 
 func TestAFailureStreakDeactivatesAndReactivationClearsIt(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusBadRequest)
@@ -422,6 +430,7 @@ func TestAFailureStreakDeactivatesAndReactivationClearsIt(t *testing.T) {
 }
 
 func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, _ *http.Request) int {
@@ -460,6 +469,7 @@ func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
 // loopback when the delivery connects; the guard refuses the address it was
 // about to dial and the receiver, listening there, gets nothing.
 func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		s := webhooktest.Settings(rc)
@@ -482,6 +492,7 @@ func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
 // and one stopped between two attempts; a new instance on the same database
 // delivers, under the same delivery id.
 func TestRestartDeliversWhatWasCommitted(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, _ *http.Request) int {
@@ -520,6 +531,7 @@ func TestRestartDeliversWhatWasCommitted(t *testing.T) {
 // workers) and many changed persons: every burst is delivered once per
 // subscription.
 func TestInstancesShareTheWork(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		db := eng.NewDatabase(t)
@@ -580,6 +592,7 @@ func TestInstancesShareTheWork(t *testing.T) {
 // listens to closes without rendering the person; a render that fails leaves
 // the burst in the outbox, and it is delivered once its lease has run out.
 func TestRenderingOnlyForListenersAndRetriedAfterAFailure(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(rc))
@@ -608,6 +621,7 @@ func TestRenderingOnlyForListenersAndRetriedAfterAFailure(t *testing.T) {
 // TestASuccessBreaksTheFailureStreak: failures more than five days apart do
 // not deactivate when a 2xx came between them; the streak restarts.
 func TestASuccessBreaksTheFailureStreak(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(rc))
@@ -635,6 +649,7 @@ func TestASuccessBreaksTheFailureStreak(t *testing.T) {
 // delivery made (its burst closed) after them uses the newest secret, even
 // when its person changed before them.
 func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusServiceUnavailable)
@@ -686,6 +701,7 @@ func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing
 // into the closed creation burst: it opens its own, delivered as
 // person.updated.
 func TestAChangeAfterTheWindowClosedOpensANewBurst(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		both, updated := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(both, updated))

@@ -99,6 +99,7 @@ func (rs rawStore) seedAccount(t testing.TB, n int) (string, []string) {
 // statements, whatever its size: the count, the page, the tags of the whole
 // page and the custom field values of the whole page.
 func TestListPersonsQueryCount(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rs := openCounting(t, eng)
 		acc, tags := rs.seedAccount(t, 150)
@@ -149,6 +150,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 // deleting its row) and shows which later writes open a new one, with which
 // event.
 func TestBurstsOnceClosed(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rs := openCounting(t, eng)
 		acc, tags := rs.seedAccount(t, 0)

@@ -21,6 +21,7 @@ func init() {
 func testAccounts(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	t.Run("bootstrap only on an empty database, once under a race", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		var wg sync.WaitGroup
 		made := make([]bool, 4)
@@ -56,6 +57,7 @@ func testAccounts(t *testing.T, newStore NewStore) {
 		}
 	})
 	t.Run("create, get, list", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)

@@ -52,6 +52,7 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 
 	t.Run("the person is person_id, else matched in order without writing identifiers, else created", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		a, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("a"), Email: setText("a@x.test")})
 		b, _ := c.upsert(domain.PersonUpsert{Email: setText("b@x.test")})
@@ -113,6 +114,7 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("campaign_id and project_id must exist in the account; a refused breadcrumb leaves nothing", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		campaign, project := c.campaignAndProject()
 		other := c.other()
@@ -139,6 +141,7 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("an idempotency id is overwritten by its replay, never duplicated", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("r")})
 		id := domain.BreadcrumbID(c.acc, "delivery-1")

@@ -19,6 +19,7 @@ func testCampaignsProjects(t *testing.T, newStore NewStore) {
 	firstPage := domain.PageRequest{Page: 1, Size: 100}
 
 	t.Run("import, get, list in order, re-import updates", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		later := domain.Project{ID: "prj_later", Name: "Later", DateCreated: domain.T(Epoch.Add(time.Hour))}
@@ -84,6 +85,7 @@ func testCampaignsProjects(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a bad record imports nothing; a second account sees nothing", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)

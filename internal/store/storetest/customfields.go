@@ -61,6 +61,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	firstPage := domain.PageRequest{Page: 1, Size: 100}
 
 	t.Run("create, get, list in order, collection filter", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := newField(a, "Person", "shoe_size", Epoch)
@@ -89,6 +90,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a key stays reserved in its collection, archived too", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		held := createField(t, st, newField(a, "Person", "tier", Epoch))
@@ -103,6 +105,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("the limit counts live fields", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		one, err := st.CreateCustomField(ctx, newField(a, "Person", "one", Epoch), 2)
@@ -127,6 +130,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent creations never pass the limit", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		const n, limit = 10, 3
@@ -154,6 +158,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("update changes display attributes; null clears or restores the default", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := createField(t, st, newField(a, "Person", "tier", Epoch))
@@ -179,6 +184,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("read-only fields refuse update and archive", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := newField(a, "Person", "crm_score", Epoch)
@@ -200,6 +206,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("archive hides", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := createField(t, st, newField(a, "Person", "tier", Epoch))
@@ -217,6 +224,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("import upserts by id, all or none", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)
@@ -274,6 +282,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a second account sees none of it", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)

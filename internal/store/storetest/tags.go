@@ -71,6 +71,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	null := domain.Opt[string]{Set: true, Null: true}
 
 	t.Run("create, get, list in order with totals", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		// Two tags share a creation time: the id breaks the tie.
@@ -107,6 +108,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("live duplicate is a conflict; another context is not", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		held := createTag(t, st, newTag(a, "vip", "person", Epoch))
@@ -117,6 +119,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("archive hides; creating the pair again revives the same tag", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		tag := createTag(t, st, newTag(a, "vip", "person", Epoch))
@@ -145,6 +148,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("update renames and moves; onto a held pair is a conflict", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		tag := createTag(t, st, newTag(a, "vip", "person", Epoch))
@@ -182,6 +186,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a second account sees none of it", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)
@@ -204,6 +209,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent creations of one pair make one tag", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		const n = 8

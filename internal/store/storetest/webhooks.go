@@ -159,6 +159,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	lease := time.Minute
 
 	t.Run("a burst keeps its opening event and slides its due time", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		p := openBurst(t, st, acc, Epoch)
@@ -174,6 +175,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a lease keeps a burst from other claims until it expires", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		openBurst(t, st, acc, Epoch)
@@ -207,6 +209,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a change moving the due time after the claim releases the burst", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		newWebhook(t, st, acc)
@@ -246,6 +249,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a change after the window closed waits as the next burst, person.updated", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		newWebhook(t, st, acc)
@@ -296,6 +300,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a failing builder rolls the close back", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -322,6 +327,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("closing offers only the account's active subscriptions", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc, other := NewAccount(t, st), NewAccount(t, st)
 		active := newWebhook(t, st, acc)
@@ -349,6 +355,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent claimers never share a burst", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		const bursts = 40
@@ -421,6 +428,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	page := domain.PageRequest{Page: 1, Size: 10}
 
 	t.Run("claim, lease, succeed; log and attempts", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc, other := NewAccount(t, st), NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -471,6 +479,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("newest first, paged", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -485,6 +494,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a retry stays pending, a failure streak deactivates and cancels", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -562,6 +572,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("410 retires at once and cancels the other pending deliveries", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -594,6 +605,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("an attempt in flight when its delivery is cancelled is still recorded", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -619,6 +631,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("rotation keeps pending deliveries on their secret until they finish", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -661,6 +674,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent claimers never share a delivery", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -679,6 +693,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("deleting a subscription deletes its deliveries", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
