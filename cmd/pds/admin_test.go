@@ -35,6 +35,7 @@ func pdsJSON(t *testing.T, v any, args ...string) {
 }
 
 func TestAccountsAndKeys(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
 		if out, err := pds(t, "migrate", "--database", db); err != nil || !strings.Contains(out, "applied") {
@@ -107,6 +108,8 @@ func TestAccountsAndKeys(t *testing.T) {
 	})
 }
 
+// TestEnvironmentDefaultsAndFlagsWin sets PDS_DATABASE, so it is not
+// parallel: it runs before the parallel tests start.
 func TestEnvironmentDefaultsAndFlagsWin(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("PDS_DATABASE", dir+"/env.db")
@@ -127,9 +130,13 @@ func TestEnvironmentDefaultsAndFlagsWin(t *testing.T) {
 // scope, which answers GET /me; a second start prints none; cancelling the
 // context (SIGTERM) stops the server cleanly.
 func TestServeBootstrapsAndShutsDown(t *testing.T) {
+	t.Parallel()
 	db := t.TempDir() + "/pds.db"
 	out := serveOnce(t, db, func(base, key string) {
-		req, _ := http.NewRequest("GET", base+"/me", nil)
+		req, err := http.NewRequest("GET", base+"/me", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Authorization", "Bearer "+key)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -158,7 +165,7 @@ func serveOnce(t *testing.T, db string, probe func(base, key string), flags ...s
 	}()
 	// The address comes from this server's own log line, never from a port
 	// picked beforehand that another test could take in between.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	addr := ""
 	for addr == "" {
 		addr = servingAddr(strings.NewReader(errOut.String()))

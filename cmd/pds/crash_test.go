@@ -93,10 +93,16 @@ func (s *server) call(t *testing.T, key, method, path string, body any) (int, ma
 	t.Helper()
 	var r io.Reader
 	if body != nil {
-		raw, _ := json.Marshal(body)
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r = bytes.NewReader(raw)
 	}
-	req, _ := http.NewRequest(method, s.base+path, r)
+	req, err := http.NewRequest(method, s.base+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -107,7 +113,9 @@ func (s *server) call(t *testing.T, key, method, path string, body any) (int, ma
 	}
 	defer res.Body.Close()
 	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: %d with a body that is not JSON: %v", method, path, res.StatusCode, err)
+	}
 	return res.StatusCode, out
 }
 
@@ -117,6 +125,7 @@ var printedKey = regexp.MustCompile(`pds_[A-Za-z0-9]+_[A-Za-z0-9]+`)
 // open coalescing window survives a SIGKILL of the server, and the restarted
 // server delivers the burst: nothing acknowledged is lost, nothing is sent twice.
 func TestCrashLosesNothing(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
 		rc := webhooktest.NewReceiver(t)

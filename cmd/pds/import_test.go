@@ -65,6 +65,7 @@ func (c cli) newAccount(name string) string {
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 
 func TestImport(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		ctx := context.Background()
 		db := eng.NewDatabase(t)
@@ -117,18 +118,21 @@ func TestImport(t *testing.T) {
 		if err != nil || !f.IsReadOnly || !f.IsDefault || f.FormType != "text" || *f.Label != "CRM score" {
 			t.Fatalf("imported field: %+v, %v", f, err)
 		}
-		if _, total, _ := st.ListCustomFields(ctx, acc, nil, page); total != 2 {
-			t.Fatalf("fields: %d, want 2", total)
+		if _, total, err := st.ListCustomFields(ctx, acc, nil, page); err != nil || total != 2 {
+			t.Fatalf("fields: %d, want 2, err %v", total, err)
 		}
 
 		// Importing a line with an id again updates that record.
 		c.importJSON("campaigns", acc, "-", `{"id": "cmp_spring", "name": "Spring again", "is_enabled": false}`)
-		cmp, _ = st.GetCampaign(ctx, acc, "cmp_spring")
+		cmp, err = st.GetCampaign(ctx, acc, "cmp_spring")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if cmp.Name != "Spring again" || cmp.IsEnabled || cmp.ProjectID != nil {
 			t.Fatalf("re-imported campaign: %+v", cmp)
 		}
-		if _, total, _ := st.ListCampaigns(ctx, acc, page); total != 2 {
-			t.Fatalf("re-import added a campaign: %d", total)
+		if _, total, err := st.ListCampaigns(ctx, acc, page); err != nil || total != 2 {
+			t.Fatalf("re-import added a campaign: %d, err %v", total, err)
 		}
 
 		// A bad line anywhere imports nothing of the file; the error names its line.
@@ -169,22 +173,23 @@ func TestImport(t *testing.T) {
 		if _, err := st.GetCampaign(ctx, acc, "cmp_new"); err == nil {
 			t.Fatal("a failed import left its good lines")
 		}
-		if _, total, _ := st.ListCampaigns(ctx, acc, page); total != 2 {
-			t.Fatalf("failed imports changed the campaigns: %d", total)
+		if _, total, err := st.ListCampaigns(ctx, acc, page); err != nil || total != 2 {
+			t.Fatalf("failed imports changed the campaigns: %d, err %v", total, err)
 		}
-		if _, total, _ := st.ListProjects(ctx, acc, page); total != 2 {
-			t.Fatalf("failed imports changed the projects: %d", total)
+		if _, total, err := st.ListProjects(ctx, acc, page); err != nil || total != 2 {
+			t.Fatalf("failed imports changed the projects: %d, err %v", total, err)
 		}
-		if _, total, _ := st.ListCustomFields(ctx, acc, nil, page); total != 2 {
-			t.Fatalf("failed imports changed the fields: %d", total)
+		if _, total, err := st.ListCustomFields(ctx, acc, nil, page); err != nil || total != 2 {
+			t.Fatalf("failed imports changed the fields: %d, err %v", total, err)
 		}
-		if theirs, _ := st.GetProject(ctx, other, "prj_theirs"); theirs == nil || theirs.Name != "Theirs" {
-			t.Fatalf("another account's project changed: %+v", theirs)
+		if theirs, err := st.GetProject(ctx, other, "prj_theirs"); err != nil || theirs == nil || theirs.Name != "Theirs" {
+			t.Fatalf("another account's project changed: %+v, err %v", theirs, err)
 		}
 	})
 }
 
 func TestImportUsage(t *testing.T) {
+	t.Parallel()
 	c := cli{t: t, database: filepath.Join(t.TempDir(), "pds.db")}
 	acc := c.newAccount("acme")
 	for _, bad := range []struct {

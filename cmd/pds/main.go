@@ -33,7 +33,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
+		var logged loggedError
+		if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &logged) {
 			fmt.Fprintln(os.Stderr, "pds:", err)
 		}
 		os.Exit(1)

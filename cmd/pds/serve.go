@@ -65,7 +65,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 }
 
 // runServer serves until the command's context ends.
-func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) error {
+func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	if cfg.rateLimit < 1 || cfg.customFieldLimit < 1 || cfg.webhookWindow <= 0 || cfg.webhookTimeout <= 0 {
 		return errors.New("serve: --rate-limit, --custom-field-limit, --webhook-window and --webhook-timeout must be positive")
 	}
@@ -76,6 +76,14 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) error {
 	}
 
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	// From here on a failure (the database unreachable, the address taken)
+	// is a line of the JSON log like every other, not plain text beside it.
+	defer func() {
+		if err != nil {
+			log.Error("serve failed", "error", err.Error())
+			err = loggedError{err}
+		}
+	}()
 	hooks.Warn(log)
 	st, err := openStore(e.ctx, c.database)
 	if err != nil {
@@ -136,6 +144,13 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) error {
 	log.Info("stopped")
 	return nil
 }
+
+// loggedError is an error the server has already written to its log, so
+// that main does not print it a second time outside the log.
+type loggedError struct{ err error }
+
+func (e loggedError) Error() string { return e.err.Error() }
+func (e loggedError) Unwrap() error { return e.err }
 
 // limiterFor keeps budgets in the process for SQLite (one instance by
 // nature) and in the database for PostgreSQL, where instances share them.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 // TestServeRefusesBadWebhookSettings: a bad schedule, CA file or streak
 // length stops the start, before any database is opened.
 func TestServeRefusesBadWebhookSettings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notPEM := filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
@@ -51,7 +53,8 @@ func TestServeRefusesBadWebhookSettings(t *testing.T) {
 
 // TestWebhookRetentionSetting: --webhook-retention and
 // PDS_WEBHOOK_RETENTION reach the worker's settings, default 30 days, the
-// flag winning over the variable; a bad variable stops the start.
+// flag winning over the variable; a bad variable stops the start. It sets
+// the variable, so it is not parallel.
 func TestWebhookRetentionSetting(t *testing.T) {
 	retention := func(args ...string) (time.Duration, error) {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -87,7 +90,11 @@ func TestWebhookRetentionSetting(t *testing.T) {
 		}
 	}
 	t.Setenv("PDS_WEBHOOK_RETENTION", "") // empty counts as unset; a bad value would stop -h
-	if out, _ := pds(t, "serve", "-h"); !strings.Contains(out, "-webhook-retention") || !strings.Contains(out, "30 days") {
+	out, err := pds(t, "serve", "-h")
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("pds serve -h: %v, want flag.ErrHelp", err)
+	}
+	if !strings.Contains(out, "-webhook-retention") || !strings.Contains(out, "30 days") {
 		t.Errorf("pds serve -h does not document --webhook-retention:\n%s", out)
 	}
 }
@@ -97,6 +104,7 @@ func TestWebhookRetentionSetting(t *testing.T) {
 // localhost address allowed by --webhook-allow-private, with the real
 // clock and a short window.
 func TestServeDeliversWebhooks(t *testing.T) {
+	t.Parallel()
 	rc := webhooktest.NewReceiver(t)
 	caFile := filepath.Join(t.TempDir(), "receiver.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Server.Certificate().Raw})
@@ -107,8 +115,14 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	serveOnce(t, filepath.Join(t.TempDir(), "pds.db"), func(base, key string) {
 		call := func(method, path string, body any, want int) map[string]any {
 			t.Helper()
-			raw, _ := json.Marshal(body)
-			req, _ := http.NewRequest(method, base+path, bytes.NewReader(raw))
+			raw, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := http.NewRequest(method, base+path, bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Content-Type", "application/json")
 			res, err := http.DefaultClient.Do(req)
@@ -117,7 +131,9 @@ func TestServeDeliversWebhooks(t *testing.T) {
 			}
 			defer res.Body.Close()
 			var out map[string]any
-			_ = json.NewDecoder(res.Body).Decode(&out)
+			if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+				t.Fatalf("%s %s: %d with a body that is not JSON: %v", method, path, res.StatusCode, err)
+			}
 			if res.StatusCode != want {
 				t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, out)
 			}
@@ -126,10 +142,10 @@ func TestServeDeliversWebhooks(t *testing.T) {
 		hook := call("POST", "/webhooks", map[string]any{"name": "local", "target_url": rc.URL, "events": []string{"person.created"}}, 201)
 		secret = hook["secret"].(string)
 		call("POST", "/persons", map[string]any{"email": "ada@x.test"}, 201)
-		deadline := time.Now().Add(15 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for len(rc.Requests()) == 0 {
 			if time.Now().After(deadline) {
-				t.Fatal("no delivery within 15 s")
+				t.Fatal("no delivery within 30 s")
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

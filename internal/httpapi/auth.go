@@ -57,7 +57,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principa
 		return fail("The API key is not valid.")
 	}
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return nil, false
 	}
 	now := s.now()
@@ -69,7 +69,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principa
 	}
 	if key.LastUsedAt == nil || now.Sub(*key.LastUsedAt) >= touchEvery {
 		if err := s.store.TouchKey(r.Context(), key.ID, now); err != nil {
-			writeError(w, r, err)
+			s.writeError(w, r, err)
 			return nil, false
 		}
 		key.LastUsedAt = &now

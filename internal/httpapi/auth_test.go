@@ -15,6 +15,7 @@ import (
 )
 
 func TestUnauthorized(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
@@ -68,6 +69,7 @@ func TestUnauthorized(t *testing.T) {
 // TestRevocationSeenByAnotherInstance: two servers on one database; a key
 // revoked through one is refused by the other on the very next request.
 func TestRevocationSeenByAnotherInstance(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
 		a := apitest.NewOn(t, eng.Open(t, db))
@@ -85,6 +87,7 @@ func TestRevocationSeenByAnotherInstance(t *testing.T) {
 }
 
 func TestWhoami(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
@@ -136,6 +139,7 @@ func TestWhoami(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t, testenv.SQLite)
 	res := env.Do(apitest.Request{Method: "GET", Path: "/healthz", Header: http.Header{"X-Request-Id": {"abc-123"}}})
 	if got := res.Header.Get("X-Request-Id"); got != "abc-123" {

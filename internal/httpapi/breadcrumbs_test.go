@@ -47,6 +47,7 @@ func crumbIDs(bs []breadcrumbView) []string {
 }
 
 func TestBreadcrumbFlavors(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -74,6 +75,7 @@ func TestBreadcrumbFlavors(t *testing.T) {
 }
 
 func TestAppendBreadcrumbResolvesItsPerson(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
@@ -143,6 +145,7 @@ func TestAppendBreadcrumbResolvesItsPerson(t *testing.T) {
 }
 
 func TestAppendBreadcrumbReferences(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		ctx := context.Background()
@@ -175,6 +178,7 @@ func TestAppendBreadcrumbReferences(t *testing.T) {
 }
 
 func TestBreadcrumbIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -222,6 +226,7 @@ func TestBreadcrumbIdempotencyKey(t *testing.T) {
 }
 
 func TestListBreadcrumbs(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		ctx := context.Background()
@@ -327,6 +332,7 @@ func TestListBreadcrumbs(t *testing.T) {
 // Concurrent first deliveries of one Idempotency-Key make one record: one
 // 201, every other a 200 replay.
 func TestBreadcrumbIdempotencyKeyUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())

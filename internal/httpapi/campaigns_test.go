@@ -11,6 +11,7 @@ import (
 )
 
 func TestCampaignsAndProjects(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		ctx := context.Background()

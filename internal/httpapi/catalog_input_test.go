@@ -17,6 +17,7 @@ var catalogLists = []string{"/tags", "/custom-fields", "/campaigns", "/projects"
 // TestCatalogPagesFarPastTheEnd: a page whose offset does not fit in an
 // integer is still just past the end, on both engines.
 func TestCatalogPagesFarPastTheEnd(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
@@ -42,6 +43,7 @@ func TestCatalogPagesFarPastTheEnd(t *testing.T) {
 // TestCatalogRepeatedQueryParameters: a parameter given twice is ambiguous,
 // so it is a 400 rather than a silent pick of one value.
 func TestCatalogRepeatedQueryParameters(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -57,6 +59,7 @@ func TestCatalogRepeatedQueryParameters(t *testing.T) {
 // TestCatalogUnstorableIDs: a path id that no row can hold (a NUL character,
 // bytes that are not UTF-8) is the ordinary 404, never a database error.
 func TestCatalogUnstorableIDs(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -75,6 +78,7 @@ func TestCatalogUnstorableIDs(t *testing.T) {
 // TestCatalogNULInText: no stored text may hold a NUL character; it is a 400
 // that names the member.
 func TestCatalogNULInText(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -112,6 +116,7 @@ func wantSame404(t *testing.T, a, b *apitest.Response) {
 // TestCatalogForeignIsAbsent: a foreign id, an archived id and an id that
 // never existed get byte-identical 404 bodies (request_id aside).
 func TestCatalogForeignIsAbsent(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		mineAcc := env.NewAccount()

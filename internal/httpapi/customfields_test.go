@@ -44,6 +44,7 @@ func fieldIDs(fields []fieldView) string {
 }
 
 func TestCustomFieldsCreateGetList(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -90,6 +91,7 @@ func TestCustomFieldsCreateGetList(t *testing.T) {
 }
 
 func TestCustomFieldsValidation(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -141,6 +143,7 @@ func TestCustomFieldsValidation(t *testing.T) {
 }
 
 func TestCustomFieldsKeyReservedAndLimit(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		cfg := apitest.DefaultConfig()
 		cfg.CustomFieldLimit = 2
@@ -173,6 +176,7 @@ func TestCustomFieldsKeyReservedAndLimit(t *testing.T) {
 }
 
 func TestCustomFieldsUpdateAndArchive(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -204,6 +208,7 @@ func TestCustomFieldsUpdateAndArchive(t *testing.T) {
 }
 
 func TestCustomFieldsReadOnly(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
@@ -240,6 +245,7 @@ func TestCustomFieldsReadOnly(t *testing.T) {
 }
 
 func TestCustomFieldsOfAnotherAccount(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		mine := env.Key(env.NewAccount())

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,7 +93,10 @@ type result struct {
 
 func call(t *testing.T, base, method, path, key, contentType, body string) result {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if body == "" {
 		req.Body = http.NoBody
 	}
@@ -107,10 +111,15 @@ func call(t *testing.T, base, method, path, key, contentType, body string) resul
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read the response: %v", method, path, err)
+	}
 	r := result{status: res.StatusCode, header: res.Header, body: string(raw)}
 	if res.Header.Get("Content-Type") == "application/problem+json" {
-		_ = json.Unmarshal(raw, &r.prob)
+		if err := json.Unmarshal(raw, &r.prob); err != nil {
+			t.Fatalf("%s %s: problem document %q: %v", method, path, raw, err)
+		}
 		for _, k := range []string{"type", "title", "status", "detail"} {
 			if _, ok := r.prob[k]; !ok {
 				t.Errorf("problem without %s: %s", k, raw)
@@ -123,6 +132,7 @@ func call(t *testing.T, base, method, path, key, contentType, body string) resul
 var start = time.Date(2026, 11, 21, 10, 0, 10, 0, time.UTC)
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		st := eng.NewStore(t)
 		clk := clock.NewFake(start)
@@ -174,6 +184,7 @@ func TestRateLimit(t *testing.T) {
 // TestSharedBudgetAcrossInstances: two servers on one PostgreSQL database
 // together grant a key its limit, not twice it.
 func TestSharedBudgetAcrossInstances(t *testing.T) {
+	t.Parallel()
 	db := testenv.Postgres.NewDatabase(t)
 	st1, st2 := testenv.Postgres.Open(t, db), testenv.Postgres.Open(t, db)
 	clk := clock.NewFake(start)
@@ -201,6 +212,7 @@ func TestSharedBudgetAcrossInstances(t *testing.T) {
 }
 
 func TestBodyErrors(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
@@ -254,6 +266,7 @@ func TestBodyErrors(t *testing.T) {
 }
 
 func TestServerErrorsHideInternals(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
@@ -269,6 +282,7 @@ func TestServerErrorsHideInternals(t *testing.T) {
 }
 
 func TestPageBounds(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	s := newTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory())
@@ -290,7 +304,9 @@ func TestPageBounds(t *testing.T) {
 	}
 	var p domain.Page[string]
 	r := call(t, s.url, "GET", "/test/page", key, "", "")
-	_ = json.Unmarshal([]byte(r.body), &p)
+	if err := json.Unmarshal([]byte(r.body), &p); err != nil {
+		t.Fatalf("defaults: %s: %v", r.body, err)
+	}
 	if p.Page != 1 || p.Size != 25 || p.Items == nil {
 		t.Fatalf("defaults: %s", r.body)
 	}
@@ -299,6 +315,7 @@ func TestPageBounds(t *testing.T) {
 // TestRequestLog: one structured line per request with the request id,
 // method, route, status and duration, naming the key by id, never by secret.
 func TestRequestLog(t *testing.T) {
+	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	var logs testenv.Buffer
@@ -315,5 +332,68 @@ func TestRequestLog(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), key[13:]) {
 		t.Fatal("the request log contains the key")
+	}
+}
+
+// recordingHandler keeps every record that reaches it.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+// TestServerErrorsLogThroughServerLogger: the error behind a 500 reaches the
+// server's own JSON logger with the request id the response quoted, and
+// nothing goes to slog's global default, which an operator's pipeline does
+// not read. It swaps the global default, so it must not run in parallel.
+func TestServerErrorsLogThroughServerLogger(t *testing.T) {
+	global := &recordingHandler{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(global))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	st := testenv.SQLite.NewStore(t)
+	key := mintKey(t, st, start, nil)
+	var logs testenv.Buffer
+	s := newLoggingTestServer(t, st, clock.NewFake(start), ratelimit.NewMemory(), &logs)
+	for path, want := range map[string]struct{ msg, detail string }{
+		"/test/fail":  {"request failed", "secret_table"},
+		"/test/panic": {"panic", "boom with internals"},
+	} {
+		r := call(t, s.url, "GET", path, key, "", "")
+		id := r.header.Get("X-Request-Id")
+		if r.status != 500 || id == "" || r.prob["request_id"] != id {
+			t.Fatalf("%s: %d, X-Request-Id %q, %s", path, r.status, id, r.body)
+		}
+		found := false
+		for _, raw := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var line map[string]any
+			if err := json.Unmarshal([]byte(raw), &line); err != nil {
+				t.Fatalf("log line is not JSON: %q: %v", raw, err)
+			}
+			if line["msg"] == want.msg && line["request_id"] == id {
+				found = true
+				if line["level"] != "ERROR" || !strings.Contains(raw, want.detail) {
+					t.Errorf("%s: error line %s, want level ERROR naming %q", path, raw, want.detail)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %q line with request id %s in the server's log:\n%s", path, want.msg, id, logs.String())
+		}
+	}
+	global.mu.Lock()
+	defer global.mu.Unlock()
+	for _, rec := range global.records {
+		t.Errorf("written to the global default logger: %s %s", rec.Level, rec.Message)
 	}
 }

@@ -15,6 +15,7 @@ import (
 // body member or query parameter holding it is a 400 pointing at it, a path
 // id holding it names nothing (404), and nothing is changed.
 func TestPersonInputsWithNULAndInvalidText(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -71,6 +72,7 @@ func TestPersonInputsWithNULAndInvalidText(t *testing.T) {
 // A foreign person's id and an id nobody holds get the same 404 body,
 // request_id aside, on every person route: nothing tells them apart.
 func TestForeignPersonIsAbsent(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		owner := env.Key(env.NewAccount())

@@ -13,6 +13,7 @@ import (
 )
 
 func TestListPersons(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -113,6 +114,7 @@ func nonNil(ids []string) []string {
 }
 
 func TestListPersonsRefusesBadQueries(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -142,6 +144,7 @@ func TestListPersonsRefusesBadQueries(t *testing.T) {
 }
 
 func TestPersonTags(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())

@@ -60,6 +60,7 @@ func deref(s *string) string {
 func nowText(env *apitest.Env) string { return env.Clock.Now().UTC().Format(domain.TimeLayout) }
 
 func TestUpsertPerson(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		cfg := apitest.DefaultConfig()
 		cfg.WebhookWindow = 2 * time.Minute
@@ -127,6 +128,7 @@ func TestUpsertPerson(t *testing.T) {
 }
 
 func TestPersonWritesRefuseBadInput(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -166,6 +168,7 @@ func TestPersonWritesRefuseBadInput(t *testing.T) {
 }
 
 func TestUpdatePerson(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -198,6 +201,7 @@ func TestUpdatePerson(t *testing.T) {
 }
 
 func TestPersonCustomFieldValues(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -256,6 +260,7 @@ func TestPersonCustomFieldValues(t *testing.T) {
 }
 
 func TestGetPersonExtended(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())

@@ -36,8 +36,10 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
 }
 
 // writeError maps an error from any layer to its problem document. Unknown
-// errors are logged with the request id and shown as a bare 500.
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
+// errors are logged with the request id through the server's logger (never
+// slog's global default, which an operator's pipeline does not read) and
+// shown as a bare 500.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var (
 		ve *domain.ValidationError
 		ce *domain.ConflictError
@@ -68,7 +70,8 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		p.Limit, p.Current = &le.Limit, &le.Current
 		writeProblem(w, r, p)
 	default:
-		slog.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()), "error", err.Error())
+		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 		writeProblem(w, r, newProblem(http.StatusInternalServerError,
 			"The server could not complete the request. Quote the request id when reporting it."))
 	}

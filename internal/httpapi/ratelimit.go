@@ -22,7 +22,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *principal)
 	now := s.now()
 	d, err := s.limiter.Allow(r.Context(), p.key.ID, s.keyLimit(p), now)
 	if err != nil {
-		writeError(w, r, err)
+		s.writeError(w, r, err)
 		return false
 	}
 	reset := max(1, int(d.Reset.Sub(now).Seconds()+0.999))

@@ -19,6 +19,7 @@ var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 // TestEveryRouteNeedsItsScope calls every scoped route with a key that has
 // every scope but the one the route needs, and expects a 403 naming it.
 func TestEveryRouteNeedsItsScope(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
@@ -53,6 +54,7 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 // document to each other: same operations, same scopes, and every
 // authenticated operation documents its error statuses.
 func TestRoutesMatchTheContract(t *testing.T) {
+	t.Parallel()
 	doc, err := apitest.Document()
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +107,7 @@ func TestRoutesMatchTheContract(t *testing.T) {
 }
 
 func TestUnknownRouteAndMethod(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t, testenv.SQLite)
 	p := env.Get("", "/no-such-thing").Want(404).Problem()
 	if !strings.Contains(p.Detail, "/no-such-thing") {
@@ -118,6 +121,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 }
 
 func TestOperationalEndpoints(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t, testenv.SQLite)
 	env.Get("", "/healthz").Want(200)
 	env.Get("", "/readyz").Want(200)
@@ -136,6 +140,7 @@ func TestOperationalEndpoints(t *testing.T) {
 // are not UTF-8, in a path id, a query parameter or a body member, get a
 // clear 404 or 400 on every route and on both engines, never a database error.
 func TestTextNoEngineCanHoldIsRefusedEverywhere(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -173,6 +178,7 @@ func TestTextNoEngineCanHoldIsRefusedEverywhere(t *testing.T) {
 // TestRepeatedQueryParameters: a parameter that takes one value is a 400 when
 // repeated, on every list; tag_ids, a list, may be repeated.
 func TestRepeatedQueryParameters(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t, testenv.SQLite)
 	key := env.Key(env.NewAccount())
 	for _, path := range []string{"/tags?size=1&size=2", "/custom-fields?page=1&page=1", "/campaigns?size=5&size=5",

@@ -145,12 +145,12 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 		}
 		q, err := checkRequest(r)
 		if err != nil {
-			writeError(w, r, err)
+			s.writeError(w, r, err)
 			return
 		}
 		r = withQuery(r, q)
 		if err := h(w, r); err != nil {
-			writeError(w, r, err)
+			s.writeError(w, r, err)
 		}
 	}))
 }

@@ -14,6 +14,7 @@ import (
 // byte, a member silently taken from another spelling), and it changes
 // nothing. One row per finding of the strict-input probe, on both engines.
 func TestStrictInput(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := newWebhookEnv(t, eng, webhook.Settings{Resolver: fakeResolver{"hooks.example": {"93.184.215.14"}}})
 		acc := env.NewAccount()

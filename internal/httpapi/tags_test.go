@@ -34,6 +34,7 @@ func tagIDs(tags []tagView) string {
 }
 
 func TestTagsCreateGetList(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -79,6 +80,7 @@ func TestTagsCreateGetList(t *testing.T) {
 }
 
 func TestTagsDuplicateAndRevive(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -113,6 +115,7 @@ func TestTagsDuplicateAndRevive(t *testing.T) {
 }
 
 func TestTagsUpdate(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -149,6 +152,7 @@ func TestTagsUpdate(t *testing.T) {
 }
 
 func TestTagsValidation(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
@@ -199,6 +203,7 @@ func TestTagsValidation(t *testing.T) {
 }
 
 func TestTagsOfAnotherAccount(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		mine := env.Key(env.NewAccount())
@@ -227,6 +232,7 @@ func TestTagsOfAnotherAccount(t *testing.T) {
 // carry the RateLimit headers and the one over the budget is a 429 with
 // Retry-After, all as the contract documents them.
 func TestCatalogRateLimit(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()

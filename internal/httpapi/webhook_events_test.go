@@ -40,6 +40,7 @@ func keysOf(m map[string]any) string { return strings.Join(slices.Sorted(maps.Ke
 // 2.9 (its data is the extended view), and verifies with the public
 // verifier until 300 s have passed.
 func TestPersonEventsEndToEnd(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rcBoth, rcCreated, rcUpdated, rcForeign := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rcBoth, rcCreated, rcUpdated, rcForeign))
@@ -119,7 +120,9 @@ func TestPersonEventsEndToEnd(t *testing.T) {
 		env.Clock.Advance(env.window)
 		env.run()
 		var updated map[string]any
-		_ = json.Unmarshal(wantRequests(t, rcBoth, 2)[1].Body, &updated)
+		if err := json.Unmarshal(wantRequests(t, rcBoth, 2)[1].Body, &updated); err != nil {
+			t.Fatalf("update delivery body: %v", err)
+		}
 		if updated["event"] != "person.updated" || updated["id"] == body["id"] ||
 			updated["data"].(map[string]any)["first_name"] != "Augusta" || len(updated["data"].(map[string]any)["tag_ids"].([]any)) != 0 {
 			t.Fatalf("update delivery %v", updated)
@@ -138,7 +141,9 @@ func TestPersonEventsEndToEnd(t *testing.T) {
 		env.run()
 		reqs := wantRequests(t, rcBoth, 3)
 		var crumb map[string]any
-		_ = json.Unmarshal(reqs[2].Body, &crumb)
+		if err := json.Unmarshal(reqs[2].Body, &crumb); err != nil {
+			t.Fatalf("breadcrumb delivery body: %v", err)
+		}
 		if crumb["event"] != "person.created" || crumb["data"].(map[string]any)["id"] != newcomer["person_id"] {
 			t.Fatalf("breadcrumb delivery %v (breadcrumb %v)", crumb, newcomer)
 		}

@@ -16,6 +16,7 @@ import (
 // next hourly pruning; the log then no longer lists it and getting it is a
 // 404. Another account's younger delivery stays.
 func TestDeliveryLogRetention(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusOK)

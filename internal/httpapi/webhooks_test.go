@@ -118,6 +118,7 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 var secretPattern = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{44}$`)
 
 func TestWebhookSubscriptions(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
@@ -190,6 +191,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 }
 
 func TestWebhookInputIsValidated(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		s := webhook.Settings{Resolver: fakeResolver{
 			"hooks.example":    {"93.184.215.14"},
@@ -277,6 +279,7 @@ func TestWebhookInputIsValidated(t *testing.T) {
 }
 
 func TestRotateSecret(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusServiceUnavailable)
@@ -315,6 +318,7 @@ func TestRotateSecret(t *testing.T) {
 }
 
 func TestDeliveryLogAndRedelivery(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusServiceUnavailable)
@@ -378,6 +382,7 @@ func TestDeliveryLogAndRedelivery(t *testing.T) {
 // TestDeactivationShowsAndPatchReactivates: a 410 and a failure streak each
 // switch a subscription off with their reason; PATCH brings it back.
 func TestDeactivationShowsAndPatchReactivates(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusGone)

@@ -41,6 +41,7 @@ func render(t *testing.T, schema string, v any) map[string]any {
 // The profile columns no operation writes (address, companies, language...)
 // are rendered as stored; the contract must accept them filled in too.
 func TestExtendedOfAFullPerson(t *testing.T) {
+	t.Parallel()
 	lat, lng := 38.7223, -9.1393
 	p := &domain.Person{
 		ID: "per_1", Email: text("ada@x.test"), ExternalID: text("crm-1"), FID: text("fb-1"), FirstName: text("Ada"),
@@ -86,13 +87,17 @@ func TestExtendedOfAFullPerson(t *testing.T) {
 		t.Errorf("custom_data has %d keys, want one per live field (%d)", len(cd), len(fields))
 	}
 	// The raw text of a money value is kept: 19.90, not 19.9.
-	b, _ := json.Marshal(personview.Extended(p, fields, "https://pds.example", now))
+	b, err := json.Marshal(personview.Extended(p, fields, "https://pds.example", now))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !json.Valid(b) || !strings.Contains(string(b), `"price":19.90`) {
 		t.Errorf("money lost its digits: %s", b)
 	}
 }
 
 func TestEmptyPersonViews(t *testing.T) {
+	t.Parallel()
 	p := &domain.Person{ID: "per_2", UpsertResult: domain.UpsertCreated, DateCreated: now, DateLastSeen: now}
 	x := render(t, "PersonExtended", personview.Extended(p, nil, "https://pds.example", now))
 	if x["name"] != nil || len(x["companies"].([]any)) != 0 || len(x["tags"].([]any)) != 0 || len(x["custom_data"].(map[string]any)) != 0 ||

@@ -11,7 +11,7 @@ import (
 // TestDefaultsAndClient: the defaults of decisions.md section 8 (ten
 // attempts, 5 s to connect, 15 s in all, deactivation after 5 days) and a
 // client that never uses a proxy (which would dial past the guard) nor
-// follows a redirect.
+// follows a redirect. It sets HTTPS_PROXY, so it is not parallel.
 func TestDefaultsAndClient(t *testing.T) {
 	s := webhook.Settings{}.WithDefaults()
 	if len(s.Schedule) != 10 || s.ConnectTimeout != 5*time.Second || s.Timeout != 15*time.Second || s.DisableAfter != 120*time.Hour {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCheckAddrRefusesEveryNonPublicRange(t *testing.T) {
+	t.Parallel()
 	refused := map[string]string{
 		"0.0.0.0":                  "unspecified",
 		"10.1.2.3":                 "private",
@@ -97,6 +98,7 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	g := &webhook.Guard{Resolver: fakeResolver{
 		"public.example":   {"93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"},
 		"internal.example": {"10.0.0.5"},
@@ -153,6 +155,7 @@ func TestCheckURL(t *testing.T) {
 // connects (DNS rebinding) is refused at connect time, before any byte is
 // sent; so is an address literal.
 func TestDialRefusesTheAddressActuallyDialled(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ func (timeoutErr) Temporary() bool { return true }
 var _ net.Error = timeoutErr{}
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	s := webhook.Settings{Jitter: func(d time.Duration) time.Duration { return d }}.WithDefaults()
 	fresh := domain.Delivery{}
 	for _, c := range []struct {
@@ -108,6 +109,7 @@ func deref(s *string) string {
 }
 
 func TestDefaultJitterStaysWithinTenPercent(t *testing.T) {
+	t.Parallel()
 	s := webhook.Settings{}.WithDefaults()
 	d := domain.Delivery{Attempts: 3}
 	seen := map[time.Duration]bool{}
@@ -128,6 +130,7 @@ func TestDefaultJitterStaysWithinTenPercent(t *testing.T) {
 }
 
 func TestParseSchedule(t *testing.T) {
+	t.Parallel()
 	got, err := webhook.ParseSchedule("0s,5s,5m,30m,2h,5h,10h,14h,20h,24h")
 	if err != nil || !slices.Equal(got, webhook.DefaultSchedule) {
 		t.Fatalf("default schedule: %v, %v", got, err)
@@ -143,6 +146,7 @@ func TestParseSchedule(t *testing.T) {
 }
 
 func TestLastAttemptBy(t *testing.T) {
+	t.Parallel()
 	s := webhook.Settings{Schedule: []time.Duration{0, 10 * time.Second, 100 * time.Second}}
 	if got := s.LastAttemptBy(nil, t0); !got.Equal(t0) {
 		t.Fatalf("no pending deliveries: %s, want the rotation time", got)
@@ -164,6 +168,7 @@ func TestLastAttemptBy(t *testing.T) {
 }
 
 func TestSecretsAndBody(t *testing.T) {
+	t.Parallel()
 	a, b := webhook.NewSecret(), webhook.NewSecret()
 	if a == b || !regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{44}$`).MatchString(a) {
 		t.Fatalf("secrets %q %q", a, b)

@@ -147,6 +147,7 @@ func wantRequests(t *testing.T, rc *webhooktest.Receiver, n int) []webhooktest.R
 var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		both, created, updated, foreign := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(both, created, updated, foreign))
@@ -175,7 +176,9 @@ func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.
 			t.Fatalf("body %s", got.Body)
 		}
 		var keys map[string]json.RawMessage
-		_ = json.Unmarshal(got.Body, &keys)
+		if err := json.Unmarshal(got.Body, &keys); err != nil {
+			t.Fatalf("body %s: %v", got.Body, err)
+		}
 		if len(keys) != 4 || !strings.Contains(string(body.Data), `"id":"`+person+`"`) {
 			t.Fatalf("body keys %v / data %s", keys, body.Data)
 		}
@@ -221,6 +224,7 @@ func TestBurstsBecomeSignedDeliveriesForExactlyMatchingSubscriptions(t *testing.
 }
 
 func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, req *http.Request) int {
@@ -236,7 +240,9 @@ func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) 
 			return http.StatusOK
 		})
 		s := webhooktest.Settings(rc)
-		s.Timeout = 300 * time.Millisecond
+		// Short, since the second attempt waits it out, yet ample for the
+		// attempts that are answered, under -race with tests in parallel.
+		s.Timeout = time.Second
 		r := start(t, eng, s)
 		sub := r.subscribe(r.acc, rc.URL, "person.created")
 		r.touch(r.acc, "p1")
@@ -290,6 +296,7 @@ func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) 
 }
 
 func TestRetriesRunOutThenTheDeliveryFails(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusInternalServerError)
@@ -314,6 +321,7 @@ func TestRetriesRunOutThenTheDeliveryFails(t *testing.T) {
 }
 
 func TestRedirectsAndClientErrorsAreNotRetried(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(_ int, req *http.Request) int {
@@ -347,6 +355,7 @@ func TestRedirectsAndClientErrorsAreNotRetried(t *testing.T) {
 }
 
 func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, _ *http.Request) int {
@@ -383,6 +392,7 @@ func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
 }
 
 func TestAFailureStreakDeactivatesAndReactivationClearsIt(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusBadRequest)
@@ -420,6 +430,7 @@ func TestAFailureStreakDeactivatesAndReactivationClearsIt(t *testing.T) {
 }
 
 func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, _ *http.Request) int {
@@ -458,6 +469,7 @@ func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
 // loopback when the delivery connects; the guard refuses the address it was
 // about to dial and the receiver, listening there, gets nothing.
 func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		s := webhooktest.Settings(rc)
@@ -480,6 +492,7 @@ func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
 // and one stopped between two attempts; a new instance on the same database
 // delivers, under the same delivery id.
 func TestRestartDeliversWhatWasCommitted(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Respond(func(n int, _ *http.Request) int {
@@ -518,6 +531,7 @@ func TestRestartDeliversWhatWasCommitted(t *testing.T) {
 // workers) and many changed persons: every burst is delivered once per
 // subscription.
 func TestInstancesShareTheWork(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		db := eng.NewDatabase(t)
@@ -555,7 +569,9 @@ func TestInstancesShareTheWork(t *testing.T) {
 					ID string `json:"id"`
 				} `json:"data"`
 			}
-			_ = json.Unmarshal(q.Body, &body)
+			if err := json.Unmarshal(q.Body, &body); err != nil {
+				t.Fatalf("body %s: %v", q.Body, err)
+			}
 			if body.Event != "person.created" {
 				t.Fatalf("event %s", body.Event)
 			}
@@ -576,6 +592,7 @@ func TestInstancesShareTheWork(t *testing.T) {
 // listens to closes without rendering the person; a render that fails leaves
 // the burst in the outbox, and it is delivered once its lease has run out.
 func TestRenderingOnlyForListenersAndRetriedAfterAFailure(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(rc))
@@ -604,6 +621,7 @@ func TestRenderingOnlyForListenersAndRetriedAfterAFailure(t *testing.T) {
 // TestASuccessBreaksTheFailureStreak: failures more than five days apart do
 // not deactivate when a 2xx came between them; the streak restarts.
 func TestASuccessBreaksTheFailureStreak(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(rc))
@@ -631,6 +649,7 @@ func TestASuccessBreaksTheFailureStreak(t *testing.T) {
 // delivery made (its burst closed) after them uses the newest secret, even
 // when its person changed before them.
 func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusServiceUnavailable)
@@ -659,7 +678,9 @@ func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing
 			var data struct {
 				ID string `json:"id"`
 			}
-			_ = json.Unmarshal(decode(t, req).Data, &data)
+			if err := json.Unmarshal(decode(t, req).Data, &data); err != nil {
+				t.Fatalf("request %d: data: %v", i+1, err)
+			}
 			attempts[data.ID]++
 			for _, secret := range []string{sub.Secret, second, third} {
 				ok := webhookverify.Verify(req.Header, req.Body, []string{secret}, r.clock.Now(), webhookverify.Options{Tolerance: 24 * time.Hour}) == nil
@@ -680,6 +701,7 @@ func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing
 // into the closed creation burst: it opens its own, delivered as
 // person.updated.
 func TestAChangeAfterTheWindowClosedOpensANewBurst(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		both, updated := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		r := start(t, eng, webhooktest.Settings(both, updated))

@@ -60,7 +60,10 @@ func checkResponse(method, rawPath string, status int, header http.Header, body 
 	if err != nil {
 		return err
 	}
-	req, _ := http.NewRequest(method, u.String(), nil)
+	req, err := http.NewRequest(method, u.String(), nil)
+	if err != nil {
+		return err
+	}
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
 		if (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) &&

@@ -8,6 +8,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	neturl "net/url"
 
@@ -71,8 +72,18 @@ func Migrate(ctx context.Context, url string) error {
 
 // migrate holds a session advisory lock while migrating, so instances that
 // start together apply each migration once.
+//
+// Advisory locks belong to the whole database, while the migrations (and
+// goose's version table) belong to the schema on the search_path. The lock
+// is therefore one per schema: deployments or tests in other schemas of the
+// same database do not wait for each other's migrations. A waiting instance
+// retries every second (goose's default is every five) for up to 5 minutes.
 func migrate(ctx context.Context, db *sql.DB) error {
-	locker, err := lock.NewPostgresSessionLocker()
+	var schema string
+	if err := db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID(schema)), lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return err
 	}
@@ -88,6 +99,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate postgres: %w", err)
 	}
 	return nil
+}
+
+// migrationLockID is the advisory lock key of the migrations of one schema.
+func migrationLockID(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("pds migrations " + schema))
+	return int64(h.Sum64())
 }
 
 func isUniqueViolation(err error) bool {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	testenv.PostgresURL(t)
 	storetest.Run(t, testenv.Postgres.NewStore)
 }
@@ -18,6 +19,7 @@ func TestConformance(t *testing.T) {
 // TestConcurrentStartsMigrateOnce: instances starting together on one empty
 // database all come up; the advisory lock serialises the migrations.
 func TestConcurrentStartsMigrateOnce(t *testing.T) {
+	t.Parallel()
 	db := testenv.Postgres.NewDatabase(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)

@@ -8,5 +8,6 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, testenv.SQLite.NewStore)
 }

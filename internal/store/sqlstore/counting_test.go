@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,8 +26,27 @@ import (
 // no store method does (seed in bulk, close a burst as the webhook worker
 // would).
 
-// statements counts executed statements (Exec and Query), not prepares.
-var statements atomic.Int64
+// counters count executed statements (Exec and Query, not prepares), one
+// counter per database: each test opens a database of its own, so tests
+// running in parallel do not count each other's statements.
+var counters sync.Map // database (see databaseOf) -> *atomic.Int64
+
+// counterFor returns the counter of the database a data source name opens.
+func counterFor(dsn string) *atomic.Int64 {
+	c, _ := counters.LoadOrStore(databaseOf(dsn), new(atomic.Int64))
+	return c.(*atomic.Int64)
+}
+
+// databaseOf names the database of a data source name: the file of an
+// SQLite "file:" name without its pragmas, else the PostgreSQL URL, whose
+// search_path names the test's schema.
+func databaseOf(dsn string) string {
+	if path, ok := strings.CutPrefix(dsn, "file:"); ok {
+		path, _, _ = strings.Cut(path, "?")
+		return path
+	}
+	return dsn
+}
 
 var registerCounting = sync.OnceFunc(func() {
 	for _, name := range []string{"sqlite", "pgx"} {
@@ -42,7 +62,8 @@ var registerCounting = sync.OnceFunc(func() {
 // rawStore is a store with the database under it.
 type rawStore struct {
 	*sqlstore.Store
-	db *sql.DB
+	db         *sql.DB
+	statements *atomic.Int64
 }
 
 // openCounting opens a fresh database of the engine through the counting driver.
@@ -80,7 +101,7 @@ func openCounting(t testing.TB, eng testenv.Engine) rawStore {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return rawStore{Store: st, db: db}
+	return rawStore{Store: st, db: db, statements: counterFor(target)}
 }
 
 func countingIsUnique(err error) bool {
@@ -92,11 +113,12 @@ func countingIsUnique(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
-// countStatements runs fn and returns how many statements it executed.
-func countStatements(fn func()) int64 {
-	before := statements.Load()
+// countStatements runs fn and returns how many statements it executed on
+// this store's database.
+func (rs rawStore) countStatements(fn func()) int64 {
+	before := rs.statements.Load()
 	fn()
-	return statements.Load() - before
+	return rs.statements.Load() - before
 }
 
 type countingDriver struct{ driver.Driver }
@@ -106,10 +128,13 @@ func (d countingDriver) Open(name string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{c}, nil
+	return &countingConn{Conn: c, statements: counterFor(name)}, nil
 }
 
-type countingConn struct{ driver.Conn }
+type countingConn struct {
+	driver.Conn
+	statements *atomic.Int64
+}
 
 func (c *countingConn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
@@ -128,7 +153,7 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 	if err != nil {
 		return nil, err
 	}
-	return &countingStmt{st}, nil
+	return &countingStmt{Stmt: st, statements: c.statements}, nil
 }
 
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
@@ -152,10 +177,13 @@ func (c *countingConn) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-type countingStmt struct{ driver.Stmt }
+type countingStmt struct {
+	driver.Stmt
+	statements *atomic.Int64
+}
 
 func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	statements.Add(1)
+	s.statements.Add(1)
 	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
 		return e.ExecContext(ctx, args)
 	}
@@ -163,7 +191,7 @@ func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue
 }
 
 func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	statements.Add(1)
+	s.statements.Add(1)
 	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
 		return q.QueryContext(ctx, args)
 	}

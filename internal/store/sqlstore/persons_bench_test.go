@@ -38,7 +38,7 @@ func BenchmarkListPersons(b *testing.B) {
 					b.ReportAllocs()
 					var statementsRun int64
 					for b.Loop() {
-						statementsRun += countStatements(func() {
+						statementsRun += rs.countStatements(func() {
 							if _, _, err := rs.ListPersons(ctx, acc, bc.q, req); err != nil {
 								b.Fatal(err)
 							}

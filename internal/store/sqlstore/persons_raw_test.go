@@ -99,6 +99,7 @@ func (rs rawStore) seedAccount(t testing.TB, n int) (string, []string) {
 // statements, whatever its size: the count, the page, the tags of the whole
 // page and the custom field values of the whole page.
 func TestListPersonsQueryCount(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rs := openCounting(t, eng)
 		acc, tags := rs.seedAccount(t, 150)
@@ -117,7 +118,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 			{"lookup", domain.PersonQuery{Email: strRef("P3@seed.test")}, 25, 1},
 		} {
 			var got []domain.Person
-			n := countStatements(func() {
+			n := rs.countStatements(func() {
 				var err error
 				got, _, err = rs.ListPersons(ctx, acc, tc.q, domain.PageRequest{Page: 1, Size: tc.size})
 				if err != nil {
@@ -135,7 +136,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 			}
 			t.Logf("%s: %d items in %d statements", tc.name, len(got), n)
 		}
-		if n := countStatements(func() {
+		if n := rs.countStatements(func() {
 			if _, err := rs.GetPerson(ctx, acc, fmt.Sprintf("per_%s_%06d", acc, 3)); err != nil {
 				t.Fatal(err)
 			}
@@ -149,6 +150,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 // deleting its row) and shows which later writes open a new one, with which
 // event.
 func TestBurstsOnceClosed(t *testing.T) {
+	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rs := openCounting(t, eng)
 		acc, tags := rs.seedAccount(t, 0)

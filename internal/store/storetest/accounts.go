@@ -21,6 +21,7 @@ func init() {
 func testAccounts(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	t.Run("bootstrap only on an empty database, once under a race", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		var wg sync.WaitGroup
 		made := make([]bool, 4)
@@ -56,6 +57,7 @@ func testAccounts(t *testing.T, newStore NewStore) {
 		}
 	})
 	t.Run("create, get, list", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)
@@ -132,7 +134,9 @@ func testKeys(t *testing.T, newStore NewStore) {
 	if err := st.RevokeKey(ctx, k.ID, Epoch.Add(3*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = st.KeyByHash(ctx, k.Hash)
+	if got, err = st.KeyByHash(ctx, k.Hash); err != nil {
+		t.Fatalf("read the revoked key back: %v", err)
+	}
 	if got.RevokedAt == nil || !got.RevokedAt.Equal(Epoch.Add(2*time.Minute)) || !got.LastUsedAt.Equal(used) {
 		t.Fatalf("revoked key: revoked_at %v last_used_at %v", got.RevokedAt, got.LastUsedAt)
 	}
@@ -154,11 +158,11 @@ func testRate(t *testing.T, newStore NewStore) {
 			t.Fatalf("increment %d: %d, %v", i, n, err)
 		}
 	}
-	if n, _ := st.IncrementRate(ctx, "key_b", w1); n != 1 {
-		t.Fatalf("another key's count starts at 1, got %d", n)
+	if n, err := st.IncrementRate(ctx, "key_b", w1); err != nil || n != 1 {
+		t.Fatalf("another key's count starts at 1, got %d, %v", n, err)
 	}
-	if n, _ := st.IncrementRate(ctx, "key_a", w2); n != 1 {
-		t.Fatalf("a new window starts at 1, got %d", n)
+	if n, err := st.IncrementRate(ctx, "key_a", w2); err != nil || n != 1 {
+		t.Fatalf("a new window starts at 1, got %d, %v", n, err)
 	}
 	if n, err := st.RateCount(ctx, "key_a", w1); err != nil || n != 3 {
 		t.Fatalf("rate count: %d, %v", n, err)
@@ -166,10 +170,10 @@ func testRate(t *testing.T, newStore NewStore) {
 	if err := st.PruneRate(ctx, w2); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := st.RateCount(ctx, "key_a", w1); n != 0 {
-		t.Fatalf("pruned window still counts %d", n)
+	if n, err := st.RateCount(ctx, "key_a", w1); err != nil || n != 0 {
+		t.Fatalf("pruned window still counts %d, %v", n, err)
 	}
-	if n, _ := st.RateCount(ctx, "key_a", w2); n != 1 {
-		t.Fatalf("current window lost by prune: %d", n)
+	if n, err := st.RateCount(ctx, "key_a", w2); err != nil || n != 1 {
+		t.Fatalf("current window lost by prune: %d, %v", n, err)
 	}
 }

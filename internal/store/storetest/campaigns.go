@@ -19,6 +19,7 @@ func testCampaignsProjects(t *testing.T, newStore NewStore) {
 	firstPage := domain.PageRequest{Page: 1, Size: 100}
 
 	t.Run("import, get, list in order, re-import updates", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		later := domain.Project{ID: "prj_later", Name: "Later", DateCreated: domain.T(Epoch.Add(time.Hour))}
@@ -67,12 +68,15 @@ func testCampaignsProjects(t *testing.T, newStore NewStore) {
 		if err := st.ImportCampaigns(ctx, a, []domain.Campaign{c}); err != nil {
 			t.Fatal(err)
 		}
-		gotC, _ = st.GetCampaign(ctx, a, "cmp_spring")
+		gotC, err = st.GetCampaign(ctx, a, "cmp_spring")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if gotC.Name != "Spring 2" || gotC.IsEnabled || gotC.ProjectID != nil || !gotC.DateCreated.Equal(Epoch) {
 			t.Fatalf("re-imported campaign: %+v", gotC)
 		}
-		if _, total, _ := st.ListCampaigns(ctx, a, firstPage); total != 2 {
-			t.Fatalf("re-import added a campaign: total %d", total)
+		if _, total, err := st.ListCampaigns(ctx, a, firstPage); err != nil || total != 2 {
+			t.Fatalf("re-import added a campaign: total %d, err %v", total, err)
 		}
 		past, total, err := st.ListCampaigns(ctx, a, domain.PageRequest{Page: 2, Size: 2})
 		if err != nil || total != 2 || len(past) != 0 {
@@ -81,6 +85,7 @@ func testCampaignsProjects(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a bad record imports nothing; a second account sees nothing", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)
@@ -92,11 +97,11 @@ func testCampaignsProjects(t *testing.T, newStore NewStore) {
 		}
 		ok := domain.Project{ID: "prj_a", Name: "Mine"}
 		wantImportError(t, st.ImportProjects(ctx, a, []domain.Project{ok, {ID: "prj_b", Name: "Stolen"}}), 1)
-		if _, total, _ := st.ListProjects(ctx, a, firstPage); total != 0 {
-			t.Fatalf("a failed import left %d projects", total)
+		if _, total, err := st.ListProjects(ctx, a, firstPage); err != nil || total != 0 {
+			t.Fatalf("a failed import left %d projects, err %v", total, err)
 		}
-		if p, _ := st.GetProject(ctx, b, "prj_b"); p == nil || p.Name != "Theirs" {
-			t.Fatalf("another account's project changed: %+v", p)
+		if p, err := st.GetProject(ctx, b, "prj_b"); err != nil || p == nil || p.Name != "Theirs" {
+			t.Fatalf("another account's project changed: %+v, err %v", p, err)
 		}
 		if err := st.ImportProjects(ctx, a, []domain.Project{ok}); err != nil {
 			t.Fatal(err)
@@ -105,8 +110,8 @@ func testCampaignsProjects(t *testing.T, newStore NewStore) {
 		wantImportError(t, st.ImportCampaigns(ctx, a, []domain.Campaign{good, {Name: "Bad", ProjectID: ptr("prj_b")}}), 1)
 		wantImportError(t, st.ImportCampaigns(ctx, a, []domain.Campaign{good, good, {Name: "Bad", ProjectID: ptr("prj_none")}}), 2)
 		wantImportError(t, st.ImportCampaigns(ctx, a, []domain.Campaign{{ID: "cmp_b", Name: "Stolen"}}), 0)
-		if _, total, _ := st.ListCampaigns(ctx, a, firstPage); total != 0 {
-			t.Fatalf("failed imports left %d campaigns", total)
+		if _, total, err := st.ListCampaigns(ctx, a, firstPage); err != nil || total != 0 {
+			t.Fatalf("failed imports left %d campaigns, err %v", total, err)
 		}
 
 		_, err := st.GetProject(ctx, a, "prj_b")

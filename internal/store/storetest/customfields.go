@@ -61,6 +61,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	firstPage := domain.PageRequest{Page: 1, Size: 100}
 
 	t.Run("create, get, list in order, collection filter", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := newField(a, "Person", "shoe_size", Epoch)
@@ -89,6 +90,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a key stays reserved in its collection, archived too", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		held := createField(t, st, newField(a, "Person", "tier", Epoch))
@@ -103,6 +105,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("the limit counts live fields", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		one, err := st.CreateCustomField(ctx, newField(a, "Person", "one", Epoch), 2)
@@ -127,6 +130,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent creations never pass the limit", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		const n, limit = 10, 3
@@ -154,6 +158,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("update changes display attributes; null clears or restores the default", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := createField(t, st, newField(a, "Person", "tier", Epoch))
@@ -169,13 +174,17 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		if err != nil || got.Label != nil || got.FormType != domain.DefaultFormType {
 			t.Fatalf("null label and form_type: %+v, %v", got, err)
 		}
-		read, _ := st.GetCustomField(ctx, a, f.ID)
+		read, err := st.GetCustomField(ctx, a, f.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if read.Label != nil || read.Description != nil || read.FormType != "text" {
 			t.Fatalf("stored after updates: %+v", read)
 		}
 	})
 
 	t.Run("read-only fields refuse update and archive", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := newField(a, "Person", "crm_score", Epoch)
@@ -197,6 +206,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("archive hides", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		f := createField(t, st, newField(a, "Person", "tier", Epoch))
@@ -208,12 +218,13 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		_, err = st.UpdateCustomField(ctx, a, f.ID, domain.CustomFieldPatch{Label: set("x")})
 		wantNotFound(t, "update archived", err)
 		wantNotFound(t, "archive twice", st.ArchiveCustomField(ctx, a, f.ID, Epoch))
-		if list, total, _ := st.ListCustomFields(ctx, a, nil, firstPage); total != 0 || len(list) != 0 {
-			t.Fatalf("list holds an archived field: %v", fieldIDs(list))
+		if list, total, err := st.ListCustomFields(ctx, a, nil, firstPage); err != nil || total != 0 || len(list) != 0 {
+			t.Fatalf("list holds an archived field: %v, err %v", fieldIDs(list), err)
 		}
 	})
 
 	t.Run("import upserts by id, all or none", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)
@@ -223,7 +234,10 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		if err := st.ImportCustomFields(ctx, a, []domain.CustomField{keep, fresh}); err != nil {
 			t.Fatal(err)
 		}
-		list, total, _ := st.ListCustomFields(ctx, a, nil, firstPage)
+		list, total, err := st.ListCustomFields(ctx, a, nil, firstPage)
+		if err != nil {
+			t.Fatal(err)
+		}
 		byKey := map[string]domain.CustomField{}
 		for _, f := range list {
 			byKey[f.Key] = f
@@ -239,7 +253,10 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		if err := st.ImportCustomFields(ctx, a, []domain.CustomField{again}); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := st.GetCustomField(ctx, a, keep.ID)
+		got, err := st.GetCustomField(ctx, a, keep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if *got.Label != "CRM id" || !got.IsReadOnly || !got.DateCreated.Equal(Epoch) {
 			t.Fatalf("re-import: %+v", got)
 		}
@@ -255,8 +272,8 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 		stolen := foreign
 		stolen.AccountID, stolen.Key = a, "mine"
 		wantImportError(t, st.ImportCustomFields(ctx, a, []domain.CustomField{fine, stolen}), 1)
-		if _, total, _ := st.ListCustomFields(ctx, a, nil, firstPage); total != 2 {
-			t.Fatalf("a failed import left %d fields, want 2", total)
+		if _, total, err := st.ListCustomFields(ctx, a, nil, firstPage); err != nil || total != 2 {
+			t.Fatalf("a failed import left %d fields, want 2, err %v", total, err)
 		}
 		theirs, err := st.GetCustomField(ctx, b, foreign.ID)
 		if err != nil || theirs.Key != "theirs" {
@@ -265,6 +282,7 @@ func testCustomFields(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a second account sees none of it", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)

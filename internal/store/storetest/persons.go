@@ -23,6 +23,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 
 	t.Run("upsert creates, then matches by external_id, email in any case, f_id", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		p, created := c.upsert(domain.PersonUpsert{ExternalID: setText("crm-1"),
 			Email: setText("Ada@Example.com"), FirstName: setText("Ada")})
@@ -63,6 +64,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("match order: external_id, then email, then f_id; a held identifier conflicts", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		a, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("a")})
 		b, _ := c.upsert(domain.PersonUpsert{Email: setText("b@x.test")})
@@ -98,6 +100,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("absent keeps, null clears; an upsert that changes nothing records nothing", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("x"), FID: setText("fx"),
 			Email: setText("x@x.test"), FirstName: setText("X"), Phone: setText("1")})
@@ -121,6 +124,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("update: absent keeps, null clears, email conflicts, unknown and foreign ids are not found", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("u"), FirstName: setText("U"), Phone: setText("9")})
 		holder, _ := c.upsert(domain.PersonUpsert{Email: setText("taken@x.test")})
@@ -158,6 +162,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("later changes slide the burst and keep the event it opened with", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("b")})
 		q, _ := c.other().upsert(domain.PersonUpsert{ExternalID: setText("b")})
@@ -174,6 +179,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent patches of different attributes all land", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("busy")})
 		patches := []func(v string) domain.PersonUpdate{
@@ -211,6 +217,7 @@ func testPersons(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent upserts of one external_id make one person", func(t *testing.T) {
+		t.Parallel()
 		c := newPersonCase(t, newStore(t))
 		const n = 8
 		var wg sync.WaitGroup
@@ -371,8 +378,8 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 		if !slices.Equal(keys, []string{"n", "ratio", "price", "ok", "colors", "born", "nick", "bio"}) {
 			t.Fatalf("person fields %v", keys)
 		}
-		if other, _ := c.st.ListPersonFields(ctx, c.other().acc); len(other) != 0 {
-			t.Fatalf("another account lists %d fields", len(other))
+		if other, err := c.st.ListPersonFields(ctx, c.other().acc); err != nil || len(other) != 0 {
+			t.Fatalf("another account lists %d fields, err %v", len(other), err)
 		}
 	})
 }

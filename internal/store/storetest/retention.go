@@ -69,8 +69,8 @@ func testWebhookRetention(t *testing.T, newStore NewStore) {
 	if _, err := st.UpdateWebhook(ctx, acc, w2.ID, domain.WebhookUpdate{IsActive: &off}, cutoff); err != nil {
 		t.Fatal(err)
 	}
-	if d, _, _ := st.GetDelivery(ctx, acc, w2.ID, cancelled.ID); d.Status != domain.DeliveryFailed || d.LeaseUntil == nil {
-		t.Fatalf("the cancelled delivery should be failed with its lease held: %+v", d)
+	if d, _, err := st.GetDelivery(ctx, acc, w2.ID, cancelled.ID); err != nil || d.Status != domain.DeliveryFailed || d.LeaseUntil == nil {
+		t.Fatalf("the cancelled delivery should be failed with its lease held: %+v, err %v", d, err)
 	}
 	// Pending and never attempted.
 	pending := queueDelivery(t, st, w, Epoch.Add(10*time.Hour))
@@ -94,11 +94,11 @@ func testWebhookRetention(t *testing.T, newStore NewStore) {
 			t.Fatalf("delivery %s (created %s) was pruned: %v", d.ID, d.CreatedAt, err)
 		}
 	}
-	if ds, total, _ := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 10}); total != 4 || len(ds) != 4 {
-		t.Fatalf("log after pruning: %d of %d, want revived, young, in flight and pending", len(ds), total)
+	if ds, total, err := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 4 || len(ds) != 4 {
+		t.Fatalf("log after pruning: %d of %d, want revived, young, in flight and pending, err %v", len(ds), total, err)
 	}
-	if ds, total, _ := st.ListDeliveries(ctx, other, wo.ID, domain.PageRequest{Page: 1, Size: 10}); total != 1 || ds[0].ID != otherYoung.ID {
-		t.Fatalf("other account's log after pruning: %+v", ds)
+	if ds, total, err := st.ListDeliveries(ctx, other, wo.ID, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 1 || ds[0].ID != otherYoung.ID {
+		t.Fatalf("other account's log after pruning: %+v, err %v", ds, err)
 	}
 	if n, err := st.PruneDeliveries(ctx, cutoff, 2); err != nil || n != 0 {
 		t.Fatalf("pruning again: %d, %v", n, err)

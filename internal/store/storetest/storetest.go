@@ -28,12 +28,19 @@ func register(name string, fn func(t *testing.T, newStore NewStore)) {
 	suites = append(suites, suite{name, fn})
 }
 
-// Run runs every registered case against the engine.
+// Run runs every registered case against the engine. The groups run in
+// parallel: each opens stores of its own through newStore (a fresh SQLite
+// file or PostgreSQL schema) and makes its own accounts, and no case touches
+// package-level state. Cases inside a group that each open their own store
+// run in parallel too; cases sharing their group's store run in order.
 func Run(t *testing.T, newStore NewStore) {
 	sorted := append([]suite(nil), suites...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
 	for _, s := range sorted {
-		t.Run(s.name, func(t *testing.T) { s.fn(t, newStore) })
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			s.fn(t, newStore)
+		})
 	}
 }
 

@@ -71,6 +71,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	null := domain.Opt[string]{Set: true, Null: true}
 
 	t.Run("create, get, list in order with totals", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		// Two tags share a creation time: the id breaks the tie.
@@ -107,6 +108,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("live duplicate is a conflict; another context is not", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		held := createTag(t, st, newTag(a, "vip", "person", Epoch))
@@ -117,6 +119,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("archive hides; creating the pair again revives the same tag", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		tag := createTag(t, st, newTag(a, "vip", "person", Epoch))
@@ -128,8 +131,8 @@ func testTags(t *testing.T, newStore NewStore) {
 		wantNotFound(t, "archive twice", st.ArchiveTag(ctx, a, tag.ID, Epoch.Add(time.Hour)))
 		_, err = st.UpdateTag(ctx, a, tag.ID, domain.TagPatch{Name: set("other")})
 		wantNotFound(t, "update archived", err)
-		if list, total, _ := st.ListTags(ctx, a, nil, domain.PageRequest{Page: 1, Size: 10}); total != 0 || len(list) != 0 {
-			t.Fatalf("list holds an archived tag: %v total %d", tagIDs(list), total)
+		if list, total, err := st.ListTags(ctx, a, nil, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 0 || len(list) != 0 {
+			t.Fatalf("list holds an archived tag: %v total %d, err %v", tagIDs(list), total, err)
 		}
 
 		again := newTag(a, "vip", "person", Epoch.Add(2*time.Hour))
@@ -145,6 +148,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("update renames and moves; onto a held pair is a conflict", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		tag := createTag(t, st, newTag(a, "vip", "person", Epoch))
@@ -170,7 +174,10 @@ func testTags(t *testing.T, newStore NewStore) {
 		wantConflict(t, err, live.ID)
 		_, err = st.UpdateTag(ctx, a, tag.ID, domain.TagPatch{Name: set("old")})
 		wantConflict(t, err, archived.ID)
-		read, _ := st.GetTag(ctx, a, tag.ID)
+		read, err := st.GetTag(ctx, a, tag.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if read.Name != "platinum" || read.Context != "event" {
 			t.Fatalf("a refused update changed the tag: %+v", read)
 		}
@@ -179,6 +186,7 @@ func testTags(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a second account sees none of it", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		b := NewAccount(t, st)
@@ -195,12 +203,13 @@ func testTags(t *testing.T, newStore NewStore) {
 		if own.ID == tag.ID {
 			t.Fatal("the second account's tag revived the first's")
 		}
-		if got, _ := st.GetTag(ctx, a, tag.ID); got == nil || got.Name != "vip" {
-			t.Fatalf("the first account's tag changed: %+v", got)
+		if got, err := st.GetTag(ctx, a, tag.ID); err != nil || got == nil || got.Name != "vip" {
+			t.Fatalf("the first account's tag changed: %+v, err %v", got, err)
 		}
 	})
 
 	t.Run("concurrent creations of one pair make one tag", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		a := NewAccount(t, st)
 		const n = 8

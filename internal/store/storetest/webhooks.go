@@ -53,7 +53,10 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	if err != nil || total != 2 || len(list) != 1 {
 		t.Fatalf("list: %d of %d, %v", len(list), total, err)
 	}
-	list2, _, _ := st.ListWebhooks(ctx, acc, domain.PageRequest{Page: 2, Size: 1})
+	list2, _, err := st.ListWebhooks(ctx, acc, domain.PageRequest{Page: 2, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(list2) != 1 || list2[0].ID == list[0].ID {
 		t.Fatalf("page 2 %+v repeats page 1", list2)
 	}
@@ -89,7 +92,10 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 		if err != nil || !w.IsActive || w.DisabledReason != nil || w.StreakStartedAt != nil || w.StreakFailures != 0 {
 			t.Fatalf("reactivate: %+v, %v", w, err)
 		}
-		again, _ := st.GetWebhook(ctx, acc, a.ID)
+		again, err := st.GetWebhook(ctx, acc, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if again.Name != name || !again.IsActive {
 			t.Fatalf("update not stored: %+v", again)
 		}
@@ -153,12 +159,13 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	lease := time.Minute
 
 	t.Run("a burst keeps its opening event and slides its due time", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		p := openBurst(t, st, acc, Epoch)
 		changePerson(t, st, acc, p, Epoch.Add(time.Minute))
-		if got, _ := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10); len(got) != 0 {
-			t.Fatalf("claimed %d bursts before the slid burstWindow closed", len(got))
+		if got, err := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10); err != nil || len(got) != 0 {
+			t.Fatalf("claimed %d bursts before the slid burstWindow closed, err %v", len(got), err)
 		}
 		got, err := st.ClaimBursts(ctx, Epoch.Add(time.Minute+burstWindow), lease, 10)
 		if err != nil || len(got) != 1 || got[0].PersonID != p || got[0].Event != domain.EventPersonCreated || got[0].AccountID != acc ||
@@ -168,18 +175,25 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a lease keeps a burst from other claims until it expires", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		openBurst(t, st, acc, Epoch)
 		now := Epoch.Add(burstWindow)
-		first, _ := st.ClaimBursts(ctx, now, lease, 10)
+		first, err := st.ClaimBursts(ctx, now, lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(first) != 1 || first[0].Event != domain.EventPersonCreated {
 			t.Fatalf("first claim: %+v", first)
 		}
-		if again, _ := st.ClaimBursts(ctx, now.Add(lease-time.Millisecond), lease, 10); len(again) != 0 {
-			t.Fatal("a leased burst was claimed again")
+		if again, err := st.ClaimBursts(ctx, now.Add(lease-time.Millisecond), lease, 10); err != nil || len(again) != 0 {
+			t.Fatalf("a leased burst was claimed again, err %v", err)
 		}
-		taken, _ := st.ClaimBursts(ctx, now.Add(lease), lease, 10)
+		taken, err := st.ClaimBursts(ctx, now.Add(lease), lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(taken) != 1 || taken[0].LeaseToken == first[0].LeaseToken {
 			t.Fatalf("an expired lease was not taken over: %+v", taken)
 		}
@@ -195,19 +209,26 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a change moving the due time after the claim releases the burst", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		newWebhook(t, st, acc)
 		p := openBurst(t, st, acc, Epoch)
 		now := Epoch.Add(burstWindow)
-		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
+		claimed, err := st.ClaimBursts(ctx, now, lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		// Another instance, its clock a little behind, sees the window open.
 		changePerson(t, st, acc, p, now.Add(-time.Second))
 		closed, err := st.CloseBurst(ctx, claimed[0], everySubscription(claimed[0], now))
 		if err != nil || closed {
 			t.Fatalf("closed a burst a later change moved: %v, %v", closed, err)
 		}
-		again, _ := st.ClaimBursts(ctx, now.Add(burstWindow), lease, 10)
+		again, err := st.ClaimBursts(ctx, now.Add(burstWindow), lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(again) != 1 || again[0].Event != domain.EventPersonCreated {
 			t.Fatalf("the released burst is not claimable at its new due time: %+v", again)
 		}
@@ -215,16 +236,20 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		if err != nil || !closed {
 			t.Fatalf("close: %v, %v", closed, err)
 		}
-		ds, n, _ := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		ds, n, err := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if n != 1 || ds[0].PersonID != p || ds[0].Event != domain.EventPersonCreated {
 			t.Fatalf("deliveries after close: %+v", ds)
 		}
-		if left, _ := st.ClaimBursts(ctx, now.Add(24*time.Hour), lease, 10); len(left) != 0 {
-			t.Fatalf("a closed burst is still in the outbox: %+v", left)
+		if left, err := st.ClaimBursts(ctx, now.Add(24*time.Hour), lease, 10); err != nil || len(left) != 0 {
+			t.Fatalf("a closed burst is still in the outbox: %+v, err %v", left, err)
 		}
 	})
 
 	t.Run("a change after the window closed waits as the next burst, person.updated", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		newWebhook(t, st, acc)
@@ -232,7 +257,10 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		closedAt := Epoch.Add(burstWindow)
 		changePerson(t, st, acc, p, closedAt) // no change came for the window: it closed
 		changePerson(t, st, acc, p, closedAt.Add(time.Minute))
-		claimed, _ := st.ClaimBursts(ctx, closedAt.Add(time.Minute), lease, 10)
+		claimed, err := st.ClaimBursts(ctx, closedAt.Add(time.Minute), lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(claimed) != 1 || claimed[0].Event != domain.EventPersonCreated || !claimed[0].DueAt.Equal(closedAt) {
 			t.Fatalf("the closed burst: %+v", claimed)
 		}
@@ -246,32 +274,42 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 			!b.OpenedAt.Equal(closedAt) || !b.DueAt.Equal(nextDue) {
 			t.Fatalf("the next burst: %+v, %v", b, err)
 		}
-		if got, _ := st.ClaimBursts(ctx, nextDue.Add(-time.Millisecond), lease, 10); len(got) != 0 {
-			t.Fatalf("the next burst was claimed before its window closed: %+v", got)
+		if got, err := st.ClaimBursts(ctx, nextDue.Add(-time.Millisecond), lease, 10); err != nil || len(got) != 0 {
+			t.Fatalf("the next burst was claimed before its window closed: %+v, err %v", got, err)
 		}
-		next, _ := st.ClaimBursts(ctx, nextDue, lease, 10)
+		next, err := st.ClaimBursts(ctx, nextDue, lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(next) != 1 || next[0].Event != domain.EventPersonUpdated {
 			t.Fatalf("the next burst: %+v", next)
 		}
 		if closed, err := st.CloseBurst(ctx, next[0], everySubscription(next[0], nextDue)); err != nil || !closed {
 			t.Fatalf("close the next burst: %v, %v", closed, err)
 		}
-		ds, n, _ := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		ds, n, err := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if n != 2 || ds[0].Event != domain.EventPersonUpdated || ds[1].Event != domain.EventPersonCreated {
 			t.Fatalf("deliveries: %+v", ds)
 		}
-		if left, _ := st.ClaimBursts(ctx, nextDue.Add(24*time.Hour), lease, 10); len(left) != 0 {
-			t.Fatalf("a closed burst is still in the outbox: %+v", left)
+		if left, err := st.ClaimBursts(ctx, nextDue.Add(24*time.Hour), lease, 10); err != nil || len(left) != 0 {
+			t.Fatalf("a closed burst is still in the outbox: %+v, err %v", left, err)
 		}
 	})
 
 	t.Run("a failing builder rolls the close back", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
 		openBurst(t, st, acc, Epoch)
 		now := Epoch.Add(burstWindow)
-		claimed, _ := st.ClaimBursts(ctx, now, lease, 10)
+		claimed, err := st.ClaimBursts(ctx, now, lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		build := everySubscription(claimed[0], now)
 		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
 			ds, _ := build(ws)
@@ -280,15 +318,16 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		if err == nil || closed {
 			t.Fatalf("close with a failing builder: %v, %v", closed, err)
 		}
-		if ds, n, _ := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 10}); n != 0 {
-			t.Fatalf("deliveries survived the rollback: %+v", ds)
+		if ds, n, err := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 10}); err != nil || n != 0 {
+			t.Fatalf("deliveries survived the rollback: %+v, err %v", ds, err)
 		}
-		if again, _ := st.ClaimBursts(ctx, now.Add(lease), lease, 10); len(again) != 1 {
-			t.Fatal("the burst is not claimable again after its lease")
+		if again, err := st.ClaimBursts(ctx, now.Add(lease), lease, 10); err != nil || len(again) != 1 {
+			t.Fatalf("the burst is not claimable again after its lease, err %v", err)
 		}
 	})
 
 	t.Run("closing offers only the account's active subscriptions", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc, other := NewAccount(t, st), NewAccount(t, st)
 		active := newWebhook(t, st, acc)
@@ -299,7 +338,10 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		}
 		newWebhook(t, st, other)
 		openBurst(t, st, acc, Epoch)
-		claimed, _ := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10)
+		claimed, err := st.ClaimBursts(ctx, Epoch.Add(burstWindow), lease, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var offered []string
 		closed, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
 			for _, w := range ws {
@@ -313,6 +355,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent claimers never share a burst", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		const bursts = 40
@@ -385,19 +428,20 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	page := domain.PageRequest{Page: 1, Size: 10}
 
 	t.Run("claim, lease, succeed; log and attempts", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc, other := NewAccount(t, st), NewAccount(t, st)
 		w := newWebhook(t, st, acc)
 		d := queueDelivery(t, st, w, Epoch)
-		if jobs, _ := st.ClaimDeliveries(ctx, Epoch.Add(-time.Millisecond), time.Minute, 10); len(jobs) != 0 {
-			t.Fatal("claimed a delivery before it was due")
+		if jobs, err := st.ClaimDeliveries(ctx, Epoch.Add(-time.Millisecond), time.Minute, 10); err != nil || len(jobs) != 0 {
+			t.Fatalf("claimed a delivery before it was due, err %v", err)
 		}
 		job := claimOneDelivery(t, st, Epoch)
 		if job.ID != d.ID || job.TargetURL != w.TargetURL || job.Secret != w.Secret || string(job.Body) != string(d.Body) {
 			t.Fatalf("job %+v", job)
 		}
-		if jobs, _ := st.ClaimDeliveries(ctx, Epoch, time.Minute, 10); len(jobs) != 0 {
-			t.Fatal("a leased delivery was claimed twice")
+		if jobs, err := st.ClaimDeliveries(ctx, Epoch, time.Minute, 10); err != nil || len(jobs) != 0 {
+			t.Fatalf("a leased delivery was claimed twice, err %v", err)
 		}
 		_, err := st.Redeliver(ctx, acc, w.ID, d.ID, Epoch)
 		var ce *domain.ConflictError
@@ -421,8 +465,8 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		if err := st.FinishAttempt(ctx, job, store.AttemptResult{Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch}, Status: domain.DeliveryFailed}); err != nil {
 			t.Fatal(err)
 		}
-		if got, attempts, _ := st.GetDelivery(ctx, acc, w.ID, d.ID); got.Status != domain.DeliverySucceeded || len(attempts) != 1 {
-			t.Fatalf("a spent lease changed the delivery: %+v", got)
+		if got, attempts, err := st.GetDelivery(ctx, acc, w.ID, d.ID); err != nil || got.Status != domain.DeliverySucceeded || len(attempts) != 1 {
+			t.Fatalf("a spent lease changed the delivery: %+v, err %v", got, err)
 		}
 
 		redo, err := st.Redeliver(ctx, acc, w.ID, d.ID, Epoch.Add(time.Hour))
@@ -435,6 +479,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("newest first, paged", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -449,6 +494,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("a retry stays pending, a failure streak deactivates and cancels", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -462,12 +508,15 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		got, _, _ := st.GetDelivery(ctx, acc, w.ID, d1.ID)
+		got, _, err := st.GetDelivery(ctx, acc, w.ID, d1.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got.Status != domain.DeliveryPending || !got.NextAttemptAt.Equal(next) || got.Attempts != 1 || *got.LastError != msg {
 			t.Fatalf("after a retryable failure: %+v", got)
 		}
-		if hook, _ := st.GetWebhook(ctx, acc, w.ID); hook.LastError == nil || *hook.LastError != msg || hook.StreakFailures != 0 {
-			t.Fatalf("subscription after a retryable failure: %+v", hook)
+		if hook, err := st.GetWebhook(ctx, acc, w.ID); err != nil || hook.LastError == nil || *hook.LastError != msg || hook.StreakFailures != 0 {
+			t.Fatalf("subscription after a retryable failure: %+v, err %v", hook, err)
 		}
 
 		var seen []int
@@ -487,28 +536,34 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		fail(claimOneDelivery(t, st, next), next)
 		queueDelivery(t, st, w, Epoch.Add(24*time.Hour))
 		fail(claimOneDelivery(t, st, Epoch.Add(24*time.Hour)), Epoch.Add(24*time.Hour))
-		if hook, _ := st.GetWebhook(ctx, acc, w.ID); !hook.IsActive || hook.StreakFailures != 2 || !hook.StreakStartedAt.Equal(next) {
-			t.Fatalf("a streak shorter than its span deactivated, or was not counted: %+v", hook)
+		if hook, err := st.GetWebhook(ctx, acc, w.ID); err != nil || !hook.IsActive || hook.StreakFailures != 2 || !hook.StreakStartedAt.Equal(next) {
+			t.Fatalf("a streak shorter than its span deactivated, or was not counted: %+v, err %v", hook, err)
 		}
 		third := queueDelivery(t, st, w, Epoch.Add(49*time.Hour))
 		queueDelivery(t, st, w, Epoch.Add(50*time.Hour))
 		fail(claimOneDelivery(t, st, Epoch.Add(49*time.Hour)), Epoch.Add(49*time.Hour))
-		hook, _ := st.GetWebhook(ctx, acc, w.ID)
+		hook, err := st.GetWebhook(ctx, acc, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if hook.IsActive || hook.DisabledReason == nil || *hook.DisabledReason != domain.DisabledFailures || hook.LastError == nil {
 			t.Fatalf("a long streak did not deactivate: %+v", hook)
 		}
 		if !slices.Equal(seen, []int{1, 2, 3}) {
 			t.Fatalf("streak counts offered %v", seen)
 		}
-		ds, _, _ := st.ListDeliveries(ctx, acc, w.ID, page)
+		ds, _, err := st.ListDeliveries(ctx, acc, w.ID, page)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if ds[0].Status != domain.DeliveryFailed || ds[0].LastError == nil || ds[0].NextAttemptAt != nil {
 			t.Fatalf("the pending delivery was not cancelled: %+v", ds[0])
 		}
-		if got, _, _ := st.GetDelivery(ctx, acc, w.ID, third.ID); got.Status != domain.DeliveryFailed || *got.LastStatusCode != 404 {
-			t.Fatalf("the failing delivery: %+v", got)
+		if got, _, err := st.GetDelivery(ctx, acc, w.ID, third.ID); err != nil || got.Status != domain.DeliveryFailed || *got.LastStatusCode != 404 {
+			t.Fatalf("the failing delivery: %+v, err %v", got, err)
 		}
-		if jobs, _ := st.ClaimDeliveries(ctx, Epoch.Add(100*time.Hour), time.Minute, 10); len(jobs) != 0 {
-			t.Fatalf("claimed %d deliveries of an inactive subscription", len(jobs))
+		if jobs, err := st.ClaimDeliveries(ctx, Epoch.Add(100*time.Hour), time.Minute, 10); err != nil || len(jobs) != 0 {
+			t.Fatalf("claimed %d deliveries of an inactive subscription, err %v", len(jobs), err)
 		}
 		var ce *domain.ConflictError
 		if _, err := st.Redeliver(ctx, acc, w.ID, third.ID, Epoch.Add(100*time.Hour)); !errors.As(err, &ce) {
@@ -517,6 +572,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("410 retires at once and cancels the other pending deliveries", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -528,18 +584,28 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		hook, _ := st.GetWebhook(ctx, acc, w.ID)
+		hook, err := st.GetWebhook(ctx, acc, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if hook.IsActive || *hook.DisabledReason != domain.DisabledGone || *hook.LastError != msg {
 			t.Fatalf("after 410: %+v", hook)
 		}
-		g, _, _ := st.GetDelivery(ctx, acc, w.ID, gone.ID)
-		q, _, _ := st.GetDelivery(ctx, acc, w.ID, queued.ID)
+		g, _, err := st.GetDelivery(ctx, acc, w.ID, gone.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _, err := st.GetDelivery(ctx, acc, w.ID, queued.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if g.Status != domain.DeliveryFailed || *g.LastError != msg || q.Status != domain.DeliveryFailed || q.Attempts != 0 || q.LastError == nil {
 			t.Fatalf("deliveries after 410: %+v / %+v", g, q)
 		}
 	})
 
 	t.Run("an attempt in flight when its delivery is cancelled is still recorded", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -555,13 +621,17 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		got, attempts, _ := st.GetDelivery(ctx, acc, w.ID, d.ID)
+		got, attempts, err := st.GetDelivery(ctx, acc, w.ID, d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got.Status != domain.DeliveryFailed || got.NextAttemptAt != nil || len(attempts) != 1 || got.LastError == nil {
 			t.Fatalf("cancelled delivery after its attempt: %+v, %d attempts", got, len(attempts))
 		}
 	})
 
 	t.Run("rotation keeps pending deliveries on their secret until they finish", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -604,6 +674,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("concurrent claimers never share a delivery", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
@@ -622,6 +693,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("deleting a subscription deletes its deliveries", func(t *testing.T) {
+		t.Parallel()
 		st := newStore(t)
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
