@@ -161,6 +161,14 @@ func plausibleEmail(s string) bool {
 // NormEmail is the form emails are compared in: case-insensitive.
 func NormEmail(email string) string { return strings.ToLower(email) }
 
+// Identifiers are the stable keys a person is matched by; nil is not given.
+type Identifiers struct {
+	ExternalID, Email, FID *string
+}
+
+// Any tells whether at least one identifier is given.
+func (ids Identifiers) Any() bool { return ids.ExternalID != nil || ids.Email != nil || ids.FID != nil }
+
 // PersonQuery selects persons for List Persons. Window mode when
 // UpdatedSince is set, otherwise lookup mode.
 type PersonQuery struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -87,19 +88,20 @@ func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domai
 	if in.PersonID != nil {
 		return *in.PersonID, seenOnly, personExists(ctx, q, accountID, *in.PersonID)
 	}
-	ids := identifiers{externalID: in.ExternalID, email: in.Email, fID: in.FID}
-	if !ids.any() {
+	ids := domain.Identifiers{ExternalID: in.ExternalID, Email: in.Email, FID: in.FID}
+	if !ids.Any() {
 		return "", 0, &domain.ValidationError{Detail: "A breadcrumb needs a person: one of person_id, external_id, email, f_id."}
 	}
 	holders, err := identifierHolders(ctx, q, accountID, ids)
 	if err != nil {
 		return "", 0, err
 	}
-	if id := holders.match(ids); id != "" {
-		return id, seenOnly, nil
+	target := service.MatchOrCreate(ids, holders)
+	if !target.Create {
+		return target.ID, seenOnly, nil
 	}
 	id := domain.NewID(domain.PersonIDPrefix)
-	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{identifiers: ids}, w)
+	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{Identifiers: ids}, w)
 }
 
 // mustExist checks that an optional reference names a row of the account.

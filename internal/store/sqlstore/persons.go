@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -21,33 +21,29 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 		if err != nil {
 			return "", 0, err
 		}
-		ids := identifiers{externalID: in.ExternalID.Ptr(), email: in.Email.Ptr(), fID: in.FID.Ptr()}
+		ids := domain.Identifiers{ExternalID: in.ExternalID.Ptr(), Email: in.Email.Ptr(), FID: in.FID.Ptr()}
 		holders, err := identifierHolders(ctx, q, accountID, ids)
 		if err != nil {
 			return "", 0, err
 		}
-		match := holders.match(ids)
-		if match == "" {
+		target, err := service.UpsertTarget(ids, holders)
+		if err != nil {
+			return "", 0, err
+		}
+		if target.Create {
 			id := domain.NewID(domain.PersonIDPrefix)
-			attrs := attributes{identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
+			attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 			if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
 				return "", 0, err
 			}
 			_, err := applyCustomValues(ctx, q, accountID, id, values)
 			return id, createdNew, err
 		}
-		// Every supplied identifier is applied to the match, so one held by
-		// another person is a conflict.
-		for _, h := range holders {
-			if h.id != match {
-				return "", 0, identifierConflict(h, ids)
-			}
-		}
-		didChange, err := applyPatch(ctx, q, accountID, match, in, values)
+		didChange, err := applyPatch(ctx, q, accountID, target.ID, in, values)
 		if err != nil || !didChange {
-			return match, upsertNoChange, err
+			return target.ID, upsertNoChange, err
 		}
-		return match, changed, nil
+		return target.ID, changed, nil
 	})
 	return p, c == createdNew, err
 }
@@ -62,17 +58,13 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 		if err != nil {
 			return "", 0, err
 		}
-		if email := in.Email.Ptr(); email != nil {
-			ids := identifiers{email: email}
-			holders, err := identifierHolders(ctx, q, accountID, ids)
-			if err != nil {
-				return "", 0, err
-			}
-			for _, h := range holders {
-				if h.id != id {
-					return "", 0, identifierConflict(h, ids)
-				}
-			}
+		ids := domain.Identifiers{Email: in.Email.Ptr()}
+		holders, err := identifierHolders(ctx, q, accountID, ids)
+		if err != nil {
+			return "", 0, err
+		}
+		if err := service.CheckIdentifiersFree(id, ids, holders); err != nil {
+			return "", 0, err
 		}
 		didChange, err := applyPatch(ctx, q, accountID, id, in.AsUpsert(), values)
 		if err != nil || !didChange {
@@ -169,104 +161,56 @@ func personExists(ctx context.Context, q querier, accountID, id string) error {
 	return err
 }
 
-// identifiers are the stable keys a person is matched by.
-type identifiers struct {
-	externalID, email, fID *string
-}
-
-func (ids identifiers) any() bool { return ids.externalID != nil || ids.email != nil || ids.fID != nil }
-
-// holder is a person holding at least one of the identifiers looked up.
-type holder struct {
-	id                     string
-	externalID, email, fID sql.NullString
-}
-
-type holders []holder
-
 // identifierHolders finds, in one query through the three unique indexes,
-// every person holding one of the given identifiers (at most three).
-func identifierHolders(ctx context.Context, q querier, accountID string, ids identifiers) (holders, error) {
-	if !ids.any() {
+// every person holding one of the given identifiers (at most three). It
+// takes no row locks: the unique indexes are the guard, and a writer that
+// takes an identifier after this read makes ours fail unique, so that
+// personWrite runs the decision again on fresh holders. Locking holders
+// here would deadlock two updates swapping emails.
+func identifierHolders(ctx context.Context, q querier, accountID string, ids domain.Identifiers) ([]service.Holder, error) {
+	if !ids.Any() {
 		return nil, nil
 	}
 	var email any
-	if ids.email != nil {
-		email = domain.NormEmail(*ids.email)
+	if ids.Email != nil {
+		email = domain.NormEmail(*ids.Email)
 	}
 	rows, err := q.query(ctx, `SELECT id, external_id, email_norm, f_id FROM persons
 		WHERE account_id = ? AND (external_id = ? OR email_norm = ? OR f_id = ?)`,
-		accountID, nullStr(ids.externalID), email, nullStr(ids.fID))
+		accountID, nullStr(ids.ExternalID), email, nullStr(ids.FID))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out holders
+	var out []service.Holder
 	for rows.Next() {
-		var h holder
-		if err := rows.Scan(&h.id, &h.externalID, &h.email, &h.fID); err != nil {
+		var h service.Holder
+		var externalID, emailNorm, fID sql.NullString
+		if err := rows.Scan(&h.ID, &externalID, &emailNorm, &fID); err != nil {
 			return nil, err
 		}
+		h.ExternalID, h.EmailNorm, h.FID = strPtr(externalID), strPtr(emailNorm), strPtr(fID)
 		out = append(out, h)
 	}
 	return out, rows.Err()
 }
 
-// matchOrder is the order identifiers decide a match in.
-var matchOrder = []string{"external_id", "email", "f_id"}
-
-// holds lists, in match order, the identifiers of ids that h holds.
-func (h holder) holds(ids identifiers) []string {
-	var out []string
-	if ids.externalID != nil && h.externalID.Valid && h.externalID.String == *ids.externalID {
-		out = append(out, "external_id")
-	}
-	if ids.email != nil && h.email.Valid && h.email.String == domain.NormEmail(*ids.email) {
-		out = append(out, "email")
-	}
-	if ids.fID != nil && h.fID.Valid && h.fID.String == *ids.fID {
-		out = append(out, "f_id")
-	}
-	return out
-}
-
-// match applies the match order: external_id, then email, then f_id.
-func (hs holders) match(ids identifiers) string {
-	for _, name := range matchOrder {
-		for _, h := range hs {
-			if slices.Contains(h.holds(ids), name) {
-				return h.id
-			}
-		}
-	}
-	return ""
-}
-
-// identifierConflict names the identifier another person holds.
-func identifierConflict(h holder, ids identifiers) error {
-	name := h.holds(ids)[0]
-	return &domain.ConflictError{
-		Detail:     fmt.Sprintf("Another person (%s) already holds this %s; identifiers are unique within an account.", h.id, name),
-		ExistingID: h.id,
-	}
-}
-
 // attributes are the person columns the API writes.
 type attributes struct {
-	identifiers
+	domain.Identifiers
 	firstName, lastName, phone *string
 }
 
 func insertPerson(ctx context.Context, q querier, accountID, id string, a attributes, w store.Write) error {
 	var emailNorm any
-	if a.email != nil {
-		emailNorm = domain.NormEmail(*a.email)
+	if a.Email != nil {
+		emailNorm = domain.NormEmail(*a.Email)
 	}
 	now := w.Now.UnixMilli()
 	_, err := q.exec(ctx, `INSERT INTO persons (id, account_id, email, email_norm, external_id, f_id,
 		first_name, last_name, phone, upsert_result, created_at, last_seen_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, accountID, nullStr(a.email), emailNorm, nullStr(a.externalID), nullStr(a.fID),
+		id, accountID, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
 		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), domain.UpsertCreated, now, now)
 	return err
 }
@@ -283,7 +227,7 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 		return false, err
 	}
 	next := attributes{
-		identifiers: identifiers{externalID: cur.ExternalID, email: cur.Email, fID: cur.FID},
+		Identifiers: domain.Identifiers{ExternalID: cur.ExternalID, Email: cur.Email, FID: cur.FID},
 		firstName:   cur.FirstName, lastName: cur.LastName, phone: cur.Phone,
 	}
 	set := func(dst **string, o domain.Opt[string]) {
@@ -291,23 +235,23 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 			*dst = o.Ptr()
 		}
 	}
-	set(&next.email, in.Email)
+	set(&next.Email, in.Email)
 	set(&next.firstName, in.FirstName)
 	set(&next.lastName, in.LastName)
 	set(&next.phone, in.Phone)
-	set(&next.externalID, in.ExternalID)
-	set(&next.fID, in.FID)
-	didChange := !sameText(next.email, cur.Email) || !sameText(next.externalID, cur.ExternalID) ||
-		!sameText(next.fID, cur.FID) || !sameText(next.firstName, cur.FirstName) ||
+	set(&next.ExternalID, in.ExternalID)
+	set(&next.FID, in.FID)
+	didChange := !sameText(next.Email, cur.Email) || !sameText(next.ExternalID, cur.ExternalID) ||
+		!sameText(next.FID, cur.FID) || !sameText(next.firstName, cur.FirstName) ||
 		!sameText(next.lastName, cur.LastName) || !sameText(next.phone, cur.Phone)
 	if didChange {
 		var emailNorm any
-		if next.email != nil {
-			emailNorm = domain.NormEmail(*next.email)
+		if next.Email != nil {
+			emailNorm = domain.NormEmail(*next.Email)
 		}
 		if _, err := q.exec(ctx, `UPDATE persons SET email = ?, email_norm = ?, external_id = ?, f_id = ?,
 			first_name = ?, last_name = ?, phone = ? WHERE account_id = ? AND id = ?`,
-			nullStr(next.email), emailNorm, nullStr(next.externalID), nullStr(next.fID),
+			nullStr(next.Email), emailNorm, nullStr(next.ExternalID), nullStr(next.FID),
 			nullStr(next.firstName), nullStr(next.lastName), nullStr(next.phone), accountID, id); err != nil {
 			return false, err
 		}
