@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
@@ -218,7 +215,7 @@ func insertPerson(ctx context.Context, q querier, accountID, id string, a attrib
 // applyPatch writes the supplied attributes and custom field values and
 // reports whether anything differed from what was stored. Update Person
 // comes here with external_id and f_id absent.
-func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []valueChange) (bool, error) {
+func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange) (bool, error) {
 	// The row lock keeps a concurrent write of another attribute from being
 	// overwritten with the value read here (SQLite's write transactions are
 	// exclusive already).
@@ -267,88 +264,32 @@ func sameText(a, b *string) bool {
 	return *a == *b
 }
 
-// valueChange sets (value) or removes (nil) the value of one custom field;
-// with clearAll, every live Person value of the person goes first.
-type valueChange struct {
-	fieldID  string
-	value    *string
-	clearAll bool
+// checkCustomValues loads the live Person fields of the account, only when
+// the write names custom field keys, and has service.CustomValueChanges
+// check the values against them.
+func checkCustomValues(ctx context.Context, q querier, accountID string, in domain.Opt[map[string]json.RawMessage]) ([]service.ValueChange, error) {
+	var live map[string]service.FieldDef
+	if len(in.Value) > 0 {
+		var err error
+		if live, err = livePersonFields(ctx, q, accountID); err != nil {
+			return nil, err
+		}
+	}
+	return service.CustomValueChanges(in, live)
 }
 
-// checkCustomValues validates custom_fields against the live Person fields
-// of the account: every key must name one, every value fit its data_type.
-// All bad keys are reported together, each at /custom_fields/<key>.
-func checkCustomValues(ctx context.Context, q querier, accountID string, in domain.Opt[map[string]json.RawMessage]) ([]valueChange, error) {
-	if !in.Set {
-		return nil, nil
-	}
-	if in.Null {
-		return []valueChange{{clearAll: true}}, nil
-	}
-	if len(in.Value) == 0 {
-		return nil, nil
-	}
-	fields, err := livePersonFields(ctx, q, accountID)
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, len(in.Value))
-	for k := range in.Value {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var out []valueChange
-	bad := &domain.ValidationError{}
-	for _, k := range keys {
-		ptr := "/custom_fields/" + escapePointer(k)
-		f, ok := fields[k]
-		if !ok {
-			bad.Errors = append(bad.Errors, domain.FieldError{Pointer: ptr,
-				Detail: fmt.Sprintf("custom field %q is not a Person custom field of this account (unknown or archived).", k)})
-			continue
-		}
-		raw := in.Value[k]
-		if strings.TrimSpace(string(raw)) == "null" {
-			out = append(out, valueChange{fieldID: f.id})
-			continue
-		}
-		v, err := domain.StoreCustomValue(f.dataType, raw)
-		if err != nil {
-			bad.Errors = append(bad.Errors, domain.FieldError{Pointer: ptr,
-				Detail: fmt.Sprintf("custom field %q (%s) %s.", k, f.dataType, err)})
-			continue
-		}
-		out = append(out, valueChange{fieldID: f.id, value: &v})
-	}
-	if len(bad.Errors) > 0 {
-		bad.Detail = bad.Errors[0].Detail
-		if len(bad.Errors) > 1 {
-			bad.Detail = fmt.Sprintf("%d custom field values are not accepted; see errors.", len(bad.Errors))
-		}
-		return nil, bad
-	}
-	return out, nil
-}
-
-// escapePointer escapes a key as a JSON pointer token (RFC 6901).
-func escapePointer(k string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
-}
-
-type fieldDef struct{ id, dataType string }
-
-func livePersonFields(ctx context.Context, q querier, accountID string) (map[string]fieldDef, error) {
+func livePersonFields(ctx context.Context, q querier, accountID string) (map[string]service.FieldDef, error) {
 	rows, err := q.query(ctx, `SELECT id, key, data_type FROM custom_fields
 		WHERE account_id = ? AND collection = 'Person' AND archived_at IS NULL`, accountID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]fieldDef{}
+	out := map[string]service.FieldDef{}
 	for rows.Next() {
 		var key string
-		var f fieldDef
-		if err := rows.Scan(&f.id, &key, &f.dataType); err != nil {
+		var f service.FieldDef
+		if err := rows.Scan(&f.ID, &key, &f.DataType); err != nil {
 			return nil, err
 		}
 		out[key] = f
@@ -358,7 +299,7 @@ func livePersonFields(ctx context.Context, q querier, accountID string) (map[str
 
 // applyCustomValues writes checked values and reports whether any stored
 // value changed. Values of archived fields stay stored, untouched.
-func applyCustomValues(ctx context.Context, q querier, accountID, personID string, values []valueChange) (bool, error) {
+func applyCustomValues(ctx context.Context, q querier, accountID, personID string, values []service.ValueChange) (bool, error) {
 	didChange := false
 	for _, v := range values {
 		var (
@@ -366,19 +307,19 @@ func applyCustomValues(ctx context.Context, q querier, accountID, personID strin
 			err error
 		)
 		switch {
-		case v.clearAll:
+		case v.ClearAll:
 			res, err = q.exec(ctx, `DELETE FROM person_field_values WHERE account_id = ? AND person_id = ?
 				AND field_id IN (SELECT id FROM custom_fields WHERE account_id = ? AND collection = 'Person' AND archived_at IS NULL)`,
 				accountID, personID, accountID)
-		case v.value == nil:
+		case v.Value == nil:
 			res, err = q.exec(ctx, `DELETE FROM person_field_values WHERE account_id = ? AND person_id = ? AND field_id = ?`,
-				accountID, personID, v.fieldID)
+				accountID, personID, v.FieldID)
 		default:
 			// The WHERE makes rewriting an equal value touch no row, which is
 			// how a no-op is told from a change.
 			res, err = q.exec(ctx, `INSERT INTO person_field_values (account_id, person_id, field_id, value) VALUES (?, ?, ?, ?)
 				ON CONFLICT (person_id, field_id) DO UPDATE SET value = excluded.value
-				WHERE person_field_values.value <> excluded.value`, accountID, personID, v.fieldID, *v.value)
+				WHERE person_field_values.value <> excluded.value`, accountID, personID, v.FieldID, *v.Value)
 		}
 		if err != nil {
 			return false, err
