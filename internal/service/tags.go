@@ -1,0 +1,34 @@
+package service
+
+import (
+	"fmt"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// CreateTagOnto decides a Create Tag whose (name, context) the stored tag
+// holder already holds (spec, Create Tag rules 2 and 3): an archived holder
+// is revived and returned, a live one is a 409 naming it.
+func CreateTagOnto(holder domain.Tag) (revive bool, err error) {
+	if holder.ArchivedAt != nil {
+		return true, nil
+	}
+	return false, tagConflict(holder, false)
+}
+
+// RenameTagOnto decides an Update Tag to a (name, context) that holder
+// already holds: a 409 whether holder is live or archived (decisions.md
+// section 5), since an archived tag keeps its pair for its revival.
+func RenameTagOnto(holder domain.Tag) error {
+	return tagConflict(holder, holder.ArchivedAt != nil)
+}
+
+func tagConflict(holder domain.Tag, archived bool) *domain.ConflictError {
+	if archived {
+		return &domain.ConflictError{ExistingID: holder.ID, Detail: fmt.Sprintf(
+			"The archived tag %s holds the name %q in context %q; create that tag (POST /tags) to revive it, or choose another name.",
+			holder.ID, holder.Name, holder.Context)}
+	}
+	return &domain.ConflictError{ExistingID: holder.ID, Detail: fmt.Sprintf(
+		"The tag %s already has the name %q in context %q.", holder.ID, holder.Name, holder.Context)}
+}
