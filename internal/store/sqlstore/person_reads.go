@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -145,9 +146,9 @@ func inList(ids []string) (string, []any) {
 	return placeholders(n), args
 }
 
-// ListPersons returns a page of persons in window or lookup mode.
-func (s *Store) ListPersons(ctx context.Context, accountID string, pq domain.PersonQuery, p domain.PageRequest) ([]domain.Person, int, error) {
-	where, args, err := personFilter(accountID, pq)
+// ListPersons returns a page of the persons a selection names.
+func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error) {
+	where, args, err := personFilter(accountID, sel)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -159,20 +160,20 @@ func (s *Store) ListPersons(ctx context.Context, accountID string, pq domain.Per
 	return out, total, attachDetails(ctx, q, accountID, out)
 }
 
-// personFilter builds the WHERE clause of List Persons. Window mode filters
-// by last seen (index persons_last_seen), external_id and tags; lookup mode
-// resolves one person through the unique external_id or email index.
-func personFilter(accountID string, pq domain.PersonQuery) (string, []any, error) {
+// personFilter builds the WHERE clause of a selection. A window reads by
+// last seen (index persons_last_seen), a lookup resolves one person
+// through the unique external_id or email index.
+func personFilter(accountID string, sel domain.PersonSelection) (string, []any, error) {
 	where, args := `account_id = ?`, []any{accountID}
-	switch {
-	case pq.UpdatedSince != nil:
+	switch sel.Mode {
+	case domain.PersonWindow:
 		where += ` AND last_seen_at >= ?`
-		args = append(args, ceilMillis(*pq.UpdatedSince))
-		if pq.ExternalID != nil {
+		args = append(args, ceilMillis(sel.Since))
+		if sel.ExternalID != nil {
 			where += ` AND external_id = ?`
-			args = append(args, *pq.ExternalID)
+			args = append(args, *sel.ExternalID)
 		}
-		if tags := dedupe(pq.TagIDs); len(tags) > 0 {
+		if tags := dedupe(sel.TagIDs); len(tags) > 0 {
 			// A person holds all n tags when n of its links point at them;
 			// an archived or unknown id matches no link, so nobody qualifies.
 			in, tagArgs := inList(tags)
@@ -182,14 +183,14 @@ func personFilter(accountID string, pq domain.PersonQuery) (string, []any, error
 				GROUP BY pt.person_id HAVING COUNT(*) = ?)`
 			args = append(append(append(args, accountID), tagArgs...), len(tags))
 		}
-	case pq.ExternalID != nil:
+	case domain.PersonByExternalID:
 		where += ` AND external_id = ?`
-		args = append(args, *pq.ExternalID)
-	case pq.Email != nil:
+		args = append(args, sel.Key)
+	case domain.PersonByEmail:
 		where += ` AND email_norm = ?`
-		args = append(args, domain.NormEmail(*pq.Email))
+		args = append(args, domain.NormEmail(sel.Key))
 	default:
-		return "", nil, &domain.ValidationError{Detail: "At least one of updated_since, email, external_id is required."}
+		return "", nil, fmt.Errorf("sqlstore: list persons without a mode (%d); service.SelectPersons makes selections", sel.Mode)
 	}
 	return where, args, nil
 }

@@ -126,7 +126,7 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 				t.Fatalf("breadcrumb %+v: %v, want not found", in, err)
 			}
 		}
-		if ps, _, _ := c.st.ListPersons(ctx, c.acc, domain.PersonQuery{ExternalID: textPtr("fresh")}, domain.PageRequest{Page: 1, Size: 1}); len(ps) != 0 {
+		if ps, _, _ := c.st.ListPersons(ctx, c.acc, byExternalID("fresh"), domain.PageRequest{Page: 1, Size: 1}); len(ps) != 0 {
 			t.Fatal("a refused breadcrumb created its person")
 		}
 		if c.crumbTotal() != 0 {
