@@ -42,7 +42,8 @@ type Persons interface {
 	// oldest first.
 	ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error)
 
-	// AppendBreadcrumb stores a breadcrumb, resolving its person from
+	// AppendBreadcrumb stores a breadcrumb whose references
+	// service.CheckBreadcrumbRefs accepted, resolving its person from
 	// PersonID (domain.NotFound when absent) or by matching ExternalID, Email,
 	// FID, and creating the person from them when none matches; matching
 	// never writes identifiers onto an existing person. CampaignID and
