@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -31,4 +32,21 @@ func tagConflict(holder domain.Tag, archived bool) *domain.ConflictError {
 	}
 	return &domain.ConflictError{ExistingID: holder.ID, Detail: fmt.Sprintf(
 		"The tag %s already has the name %q in context %q.", holder.ID, holder.Name, holder.Context)}
+}
+
+// TagsToAttach decides Add Person Tags over the requested ids and those of
+// them the store found live in the account (spec, Add Person Tags rules 1
+// and 2): every id must be live, else the first that is not is a 404 and
+// nothing is attached; an id repeated is attached once.
+func TagsToAttach(requested []string, live map[string]bool) ([]string, error) {
+	out := make([]string, 0, len(requested))
+	for _, id := range requested {
+		if !live[id] {
+			return nil, domain.NotFound("tag", id)
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }

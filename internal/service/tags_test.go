@@ -1,6 +1,8 @@
 package service
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,3 +46,30 @@ func TestTagCollisions(t *testing.T) {
 }
 
 func renameOnto(holder domain.Tag) (bool, error) { return false, RenameTagOnto(holder) }
+
+func TestTagsToAttach(t *testing.T) {
+	live := map[string]bool{"tag_a": true, "tag_b": true}
+	for _, tc := range []struct {
+		name      string
+		requested []string
+		want      []string
+		notFound  string
+	}{
+		{"add person tags 1: live tags of the account are attached", []string{"tag_b", "tag_a"}, []string{"tag_b", "tag_a"}, ""},
+		{"add person tags 2: a repeated id is attached once", []string{"tag_a", "tag_b", "tag_a"}, []string{"tag_a", "tag_b"}, ""},
+		{"add person tags 1: an unknown, archived or foreign id is a 404 and nothing is attached", []string{"tag_a", "tag_gone"}, nil, "tag_gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := TagsToAttach(tc.requested, live)
+			if tc.notFound != "" {
+				if !errors.Is(err, domain.ErrNotFound) || !strings.Contains(err.Error(), tc.notFound) || got != nil {
+					t.Fatalf("got %v, %v; want a 404 naming %s", got, err, tc.notFound)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("attach %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}

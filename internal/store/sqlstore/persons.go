@@ -78,18 +78,13 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
-		tags := dedupe(tagIDs)
-		if len(tags) == 0 {
-			return "", 0, domain.BodyError("/tag_ids", "tag_ids must hold at least one tag id.")
-		}
-		live, err := liveTags(ctx, q, accountID, tags)
+		live, err := liveTags(ctx, q, accountID, tagIDs)
 		if err != nil {
 			return "", 0, err
 		}
-		for _, t := range tags {
-			if !live[t] {
-				return "", 0, domain.NotFound("tag", t)
-			}
+		tags, err := service.TagsToAttach(tagIDs, live)
+		if err != nil {
+			return "", 0, err
 		}
 		added := false
 		for _, t := range tags {
@@ -130,15 +125,19 @@ func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string
 	return err
 }
 
+// liveTags tells which of ids are live tags of the account.
 func liveTags(ctx context.Context, q querier, accountID string, ids []string) (map[string]bool, error) {
-	in, args := inList(ids)
+	live := map[string]bool{}
+	if len(ids) == 0 {
+		return live, nil
+	}
+	in, args := inList(dedupe(ids))
 	rows, err := q.query(ctx, `SELECT id FROM tags WHERE account_id = ? AND archived_at IS NULL AND id IN (`+in+`)`,
 		append([]any{accountID}, args...)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	live := map[string]bool{}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
