@@ -45,10 +45,12 @@ func BurstAfterChange(cur *Burst, created bool, now time.Time, window time.Durat
 		next.DueAt = due
 		return next
 	}
+	// Copies, so that now and due stay on the stack on the common paths.
+	nextOpened, nextDue := now, due
 	if next.NextOpenedAt == nil {
-		next.NextOpenedAt = &now
+		next.NextOpenedAt = &nextOpened
 	}
-	next.NextDueAt = &due
+	next.NextDueAt = &nextDue
 	return next
 }
 

@@ -30,6 +30,9 @@ func CustomValueChanges(in domain.Opt[map[string]json.RawMessage], live map[stri
 	if in.Null {
 		return []ValueChange{{ClearAll: true}}, nil
 	}
+	if len(in.Value) == 0 {
+		return nil, nil
+	}
 	keys := make([]string, 0, len(in.Value))
 	for k := range in.Value {
 		keys = append(keys, k)

@@ -8,13 +8,15 @@ import (
 
 // Holder is a stored person that holds at least one of the identifiers a
 // write names. The store loads every holder (at most one per identifier,
-// the identifiers being unique) and the functions below decide.
+// the identifiers being unique) and the functions below decide. An
+// identifier is never empty (domain.CheckIdentifier), so "" is one the
+// person does not hold.
 type Holder struct {
 	ID         string
-	ExternalID *string
+	ExternalID string
 	// EmailNorm is the stored email in the form emails compare in.
-	EmailNorm *string
-	FID       *string
+	EmailNorm string
+	FID       string
 }
 
 // matchOrder is the order identifiers decide a match in (spec, Upsert
@@ -26,11 +28,11 @@ var matchOrder = []string{"external_id", "email", "f_id"}
 func (h Holder) holds(name string, ids domain.Identifiers) bool {
 	switch name {
 	case "external_id":
-		return ids.ExternalID != nil && h.ExternalID != nil && *h.ExternalID == *ids.ExternalID
+		return ids.ExternalID != nil && h.ExternalID != "" && h.ExternalID == *ids.ExternalID
 	case "email":
-		return ids.Email != nil && h.EmailNorm != nil && *h.EmailNorm == domain.NormEmail(*ids.Email)
+		return ids.Email != nil && h.EmailNorm != "" && h.EmailNorm == domain.NormEmail(*ids.Email)
 	default:
-		return ids.FID != nil && h.FID != nil && *h.FID == *ids.FID
+		return ids.FID != nil && h.FID != "" && h.FID == *ids.FID
 	}
 }
 

@@ -13,13 +13,7 @@ func text(s string) *string { return &s }
 // holder builds a Holder; "" leaves an identifier unset. email is given as
 // stored, already in compared form.
 func holder(id, externalID, email, fID string) Holder {
-	opt := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	return Holder{ID: id, ExternalID: opt(externalID), EmailNorm: opt(email), FID: opt(fID)}
+	return Holder{ID: id, ExternalID: externalID, EmailNorm: email, FID: fID}
 }
 
 // wantConflict checks err is a 409 naming existingID, or nil when existingID is "".

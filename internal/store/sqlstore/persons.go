@@ -180,13 +180,15 @@ func identifierHolders(ctx context.Context, q querier, accountID string, ids dom
 	defer rows.Close()
 	var out []service.Holder
 	for rows.Next() {
-		var h service.Holder
-		var externalID, emailNorm, fID sql.NullString
-		if err := rows.Scan(&h.ID, &externalID, &emailNorm, &fID); err != nil {
+		// One struct, so that scanning costs one allocation per row.
+		var r struct {
+			id                         string
+			externalID, emailNorm, fID sql.NullString
+		}
+		if err := rows.Scan(&r.id, &r.externalID, &r.emailNorm, &r.fID); err != nil {
 			return nil, err
 		}
-		h.ExternalID, h.EmailNorm, h.FID = strPtr(externalID), strPtr(emailNorm), strPtr(fID)
-		out = append(out, h)
+		out = append(out, service.Holder{ID: r.id, ExternalID: r.externalID.String, EmailNorm: r.emailNorm.String, FID: r.fID.String})
 	}
 	return out, rows.Err()
 }
