@@ -39,7 +39,7 @@ func TestImportPersons(t *testing.T) {
 		countPersons := func(account string) int {
 			t.Helper()
 			since := time.Now().Add(-time.Hour)
-			_, total, err := st.ListPersons(ctx, account, domain.PersonQuery{UpdatedSince: &since}, domain.PageRequest{Page: 1, Size: 1})
+			_, total, err := st.ListPersons(ctx, account, domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, domain.PageRequest{Page: 1, Size: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestImportPersons(t *testing.T) {
 		}
 		lookup := func(external string) *domain.Person {
 			t.Helper()
-			ps, _, err := st.ListPersons(ctx, acc, domain.PersonQuery{ExternalID: &external}, domain.PageRequest{Page: 1, Size: 1})
+			ps, _, err := st.ListPersons(ctx, acc, domain.PersonSelection{Mode: domain.PersonByExternalID, Key: external}, domain.PageRequest{Page: 1, Size: 1})
 			if err != nil || len(ps) != 1 {
 				t.Fatalf("person %s: %v, %v", external, ps, err)
 			}

@@ -70,6 +70,11 @@ type BreadcrumbInput struct {
 	OccurredAt *time.Time
 }
 
+// Identifiers are the identifiers the breadcrumb carries.
+func (in BreadcrumbInput) Identifiers() Identifiers {
+	return Identifiers{ExternalID: in.ExternalID, Email: in.Email, FID: in.FID}
+}
+
 // BreadcrumbFilter narrows List Breadcrumbs; every set member must hold.
 type BreadcrumbFilter struct {
 	Flavor     *string

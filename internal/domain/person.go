@@ -161,11 +161,34 @@ func plausibleEmail(s string) bool {
 // NormEmail is the form emails are compared in: case-insensitive.
 func NormEmail(email string) string { return strings.ToLower(email) }
 
-// PersonQuery selects persons for List Persons. Window mode when
-// UpdatedSince is set, otherwise lookup mode.
-type PersonQuery struct {
-	UpdatedSince *time.Time
-	ExternalID   *string
-	Email        *string
-	TagIDs       []string
+// Identifiers are the stable keys a person is matched by; nil is not given.
+type Identifiers struct {
+	ExternalID, Email, FID *string
+}
+
+// Any tells whether at least one identifier is given.
+func (ids Identifiers) Any() bool { return ids.ExternalID != nil || ids.Email != nil || ids.FID != nil }
+
+// PersonListMode is how List Persons selects, as service.SelectPersons
+// decides from the request; the zero value is no decision.
+type PersonListMode int
+
+const (
+	// PersonWindow: persons last seen at or after Since, filtered by
+	// ExternalID when set and by holding every one of TagIDs.
+	PersonWindow PersonListMode = iota + 1
+	// PersonByExternalID: the person whose external_id is Key.
+	PersonByExternalID
+	// PersonByEmail: the person whose email is Key, compared case-insensitively.
+	PersonByEmail
+)
+
+// PersonSelection is what List Persons reads; only the members of its Mode
+// are set.
+type PersonSelection struct {
+	Mode       PersonListMode
+	Since      time.Time
+	ExternalID *string
+	TagIDs     []string
+	Key        string
 }

@@ -55,27 +55,8 @@ func (s *Server) appendBreadcrumb(w http.ResponseWriter, r *http.Request) error 
 		return domain.BodyError("/flavor", "%s", service.EnumDetail("flavor", *body.Flavor, domain.BreadcrumbFlavors))
 	}
 	in.Flavor = *body.Flavor
-	for _, ref := range []struct {
-		pointer string
-		v       *string
-	}{{"/campaign_id", in.CampaignID}, {"/project_id", in.ProjectID}, {"/person_id", in.PersonID}} {
-		if ref.v != nil && *ref.v == "" {
-			return domain.BodyError(ref.pointer, "%s must not be empty; send null or leave it out.", ref.pointer[1:])
-		}
-	}
-	for _, id := range []struct {
-		pointer string
-		v       *string
-	}{{"/external_id", in.ExternalID}, {"/email", in.Email}, {"/f_id", in.FID}} {
-		if err := domain.CheckIdentifier(id.pointer, id.v); err != nil {
-			return err
-		}
-	}
-	if in.PersonID == nil && in.ExternalID == nil && in.Email == nil && in.FID == nil {
-		d := "A breadcrumb needs its person: person_id, or at least one of external_id, email, f_id."
-		return &domain.ValidationError{Detail: d, Errors: []domain.FieldError{
-			{Pointer: "/person_id", Detail: d}, {Pointer: "/external_id", Detail: d}, {Pointer: "/email", Detail: d}, {Pointer: "/f_id", Detail: d},
-		}}
+	if err := service.CheckBreadcrumbRefs(in); err != nil {
+		return err
 	}
 	if body.OccurredAt != nil {
 		t, err := time.Parse(time.RFC3339Nano, *body.OccurredAt)

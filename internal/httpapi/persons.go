@@ -4,20 +4,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/personview"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
-// Bounds of List Persons and Add Person Tags.
-const (
-	// maxUpdatedSinceAge is how far back updated_since may reach (spec section 8).
-	maxUpdatedSinceAge = 30 * 24 * time.Hour
-	// maxTagIDs bounds tag_ids on List Persons and Add Person Tags.
-	maxTagIDs = 100
-)
+// maxTagIDs bounds tag_ids on List Persons and Add Person Tags.
+const maxTagIDs = 100
 
 // personWrite stamps a person write with the request time and the webhook
 // coalescing window, which the store's outbox needs.
@@ -100,43 +95,24 @@ func (s *Server) getPerson(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listPersons serves the window mode (updated_since) and the lookup mode
-// (external_id, else email).
+// (external_id, else email), as service.SelectPersons decides from the
+// parameters.
 func (s *Server) listPersons(w http.ResponseWriter, r *http.Request) error {
 	pr, err := parsePage(r)
 	if err != nil {
 		return err
 	}
-	var pq domain.PersonQuery
-	if pq.UpdatedSince, err = parseTimeParam(r, "updated_since"); err != nil {
+	tagIDs, tagIDsErr := tagIDsParam(r)
+	sel, err := service.SelectPersons(service.PersonListParams{
+		UpdatedSince: param(parseTimeParam(r, "updated_since")),
+		ExternalID:   param(nonEmptyParam(r, "external_id")),
+		Email:        param(nonEmptyParam(r, "email")),
+		TagIDs:       service.Param[[]string]{Value: &tagIDs, Err: tagIDsErr},
+	}, s.now())
+	if err != nil {
 		return err
 	}
-	if pq.ExternalID, err = nonEmptyParam(r, "external_id"); err != nil {
-		return err
-	}
-	// email is read only where it selects: lookup mode without external_id.
-	// Elsewhere it is ignored, and an ignored parameter is never a 400.
-	if pq.UpdatedSince == nil && pq.ExternalID == nil {
-		if pq.Email, err = nonEmptyParam(r, "email"); err != nil {
-			return err
-		}
-	}
-	switch {
-	case pq.UpdatedSince != nil:
-		earliest := s.now().Add(-maxUpdatedSinceAge)
-		if pq.UpdatedSince.Before(earliest) {
-			return domain.ParamError("updated_since", "updated_since may be at most 30 days before now; the earliest accepted now is %s.",
-				earliest.Format(domain.TimeLayout))
-		}
-		if pq.TagIDs, err = tagIDsParam(r); err != nil {
-			return err
-		}
-	case pq.ExternalID == nil && pq.Email == nil:
-		d := "At least one of updated_since (window mode), external_id or email (lookup mode) is required."
-		return &domain.ValidationError{Detail: d, Errors: []domain.FieldError{
-			{Parameter: "updated_since", Detail: d}, {Parameter: "external_id", Detail: d}, {Parameter: "email", Detail: d},
-		}}
-	}
-	persons, total, err := s.store.ListPersons(r.Context(), accountID(r), pq, pr)
+	persons, total, err := s.store.ListPersons(r.Context(), accountID(r), sel, pr)
 	if err != nil {
 		return err
 	}
@@ -146,6 +122,10 @@ func (s *Server) listPersons(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, page(items, pr, total))
 }
+
+// param carries a parsed query parameter, or its parse error, to the rules
+// that decide whether it matters.
+func param[T any](v *T, err error) service.Param[T] { return service.Param[T]{Value: v, Err: err} }
 
 // nonEmptyParam reads an optional query parameter that, when given, must
 // not be empty.

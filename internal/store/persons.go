@@ -35,16 +35,15 @@ type Persons interface {
 	// GetPerson returns the stored person with its live tags and the values
 	// of its live Person custom fields; domain.NotFound when absent or foreign.
 	GetPerson(ctx context.Context, accountID, id string) (*domain.Person, error)
-	// ListPersons returns a page of persons and the exact total. Window mode
-	// (UpdatedSince set): last seen at or after it, by last seen then id,
-	// filtered by ExternalID and by holding every TagIDs. Lookup mode: the
-	// person whose ExternalID (preferred) or Email matches, if any.
-	ListPersons(ctx context.Context, accountID string, q domain.PersonQuery, p domain.PageRequest) ([]domain.Person, int, error)
+	// ListPersons returns a page of the persons a selection names (see
+	// domain.PersonListMode), by last seen then id, and the exact total.
+	ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error)
 	// ListPersonFields returns every live Person custom field of the account,
 	// oldest first.
 	ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error)
 
-	// AppendBreadcrumb stores a breadcrumb, resolving its person from
+	// AppendBreadcrumb stores a breadcrumb whose references
+	// service.CheckBreadcrumbRefs accepted, resolving its person from
 	// PersonID (domain.NotFound when absent) or by matching ExternalID, Email,
 	// FID, and creating the person from them when none matches; matching
 	// never writes identifiers onto an existing person. CampaignID and

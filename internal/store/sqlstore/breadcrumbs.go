@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -79,27 +80,24 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 	return b, replayed, nil
 }
 
-// breadcrumbPerson resolves the person of a breadcrumb: person_id, else the
-// first person matched by external_id, email, f_id, else a new person
-// holding those identifiers. Matching only reads: it never writes an
-// identifier onto an existing person.
+// breadcrumbPerson loads what the references of a checked breadcrumb name
+// (service.CheckBreadcrumbRefs): the person of person_id, else the holders
+// of its identifiers, which service.MatchOrCreate resolves to a person.
 func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domain.BreadcrumbInput, w store.Write) (string, change, error) {
 	if in.PersonID != nil {
 		return *in.PersonID, seenOnly, personExists(ctx, q, accountID, *in.PersonID)
 	}
-	ids := identifiers{externalID: in.ExternalID, email: in.Email, fID: in.FID}
-	if !ids.any() {
-		return "", 0, &domain.ValidationError{Detail: "A breadcrumb needs a person: one of person_id, external_id, email, f_id."}
-	}
+	ids := in.Identifiers()
 	holders, err := identifierHolders(ctx, q, accountID, ids)
 	if err != nil {
 		return "", 0, err
 	}
-	if id := holders.match(ids); id != "" {
-		return id, seenOnly, nil
+	target := service.MatchOrCreate(ids, holders)
+	if !target.Create {
+		return target.ID, seenOnly, nil
 	}
 	id := domain.NewID(domain.PersonIDPrefix)
-	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{identifiers: ids}, w)
+	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{Identifiers: ids}, w)
 }
 
 // mustExist checks that an optional reference names a row of the account.

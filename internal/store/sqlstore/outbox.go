@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -49,29 +50,30 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 }
 
 // CloseBurst turns a claimed burst into deliveries, or hands it back when a
-// change moved its due time after the claim.
+// change moved its due time after the claim, as service.CloseBurst decides
+// on the row locked under the claim's lease.
 func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error) {
 	closed := false
 	err := s.inTx(ctx, func(q querier) error {
-		// A change after the window closed waits as the next burst: it
-		// takes the row's place instead of the row going.
-		res, err := q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = next_opened_at, due_at = next_due_at,
-			next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL
-			WHERE person_id = $2 AND due_at = $3 AND lease_token = $4 AND next_due_at IS NOT NULL`,
-			domain.EventPersonUpdated, b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
-		if err != nil {
-			return err
+		cur, err := lockBurst(ctx, q, b.PersonID, b.LeaseToken)
+		if err != nil || cur == nil {
+			return err // the lease ran out and another worker holds the burst
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			res, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1 AND due_at = $2 AND lease_token = $3 AND next_due_at IS NULL`,
-				b.PersonID, b.DueAt.UnixMilli(), b.LeaseToken)
-			if err != nil {
-				return err
-			}
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			_, err := q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
+		decision := service.CloseBurst(*cur, b.DueAt)
+		switch {
+		case !decision.Deliver:
+			_, err = q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
 				b.PersonID, b.LeaseToken)
+			return err
+		case decision.Next != nil:
+			next := decision.Next
+			_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4,
+				next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL WHERE person_id = $5`,
+				next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(), b.PersonID)
+		default:
+			_, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1`, b.PersonID)
+		}
+		if err != nil {
 			return err
 		}
 		closed = true

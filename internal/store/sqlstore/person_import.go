@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -100,7 +101,7 @@ type newPerson struct {
 	line   int
 	id     string
 	attrs  attributes
-	values []valueChange
+	values []service.ValueChange
 	tags   []string
 }
 
@@ -113,16 +114,16 @@ const (
 
 // keys returns the identifiers of ids by kind ("" where absent), emails
 // normalised as stored.
-func keys(ids identifiers) [3]string {
+func keys(ids domain.Identifiers) [3]string {
 	var k [3]string
-	if ids.externalID != nil {
-		k[kindExternalID] = *ids.externalID
+	if ids.ExternalID != nil {
+		k[kindExternalID] = *ids.ExternalID
 	}
-	if ids.email != nil {
-		k[kindEmail] = domain.NormEmail(*ids.email)
+	if ids.Email != nil {
+		k[kindEmail] = domain.NormEmail(*ids.Email)
 	}
-	if ids.fID != nil {
-		k[kindFID] = *ids.fID
+	if ids.FID != nil {
+		k[kindFID] = *ids.FID
 	}
 	return k
 }
@@ -159,7 +160,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 		return fail(err)
 	}
 	in := rec.Person
-	ids := identifiers{externalID: in.ExternalID.Ptr(), email: in.Email.Ptr(), fID: in.FID.Ptr()}
+	ids := domain.Identifiers{ExternalID: in.ExternalID.Ptr(), Email: in.Email.Ptr(), FID: in.FID.Ptr()}
 	k := keys(ids)
 	held := false
 	for kind, v := range k {
@@ -177,7 +178,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 			return fail(err)
 		}
 		im.pending = append(im.pending, newPerson{line: rec.Line, id: im.ids.next(), values: values, tags: tags,
-			attrs: attributes{identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}})
+			attrs: attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}})
 		im.counts.Created++
 		return nil
 	}
@@ -220,7 +221,7 @@ func (im *personImporter) lookupTaken() error {
 		im.taken[kind] = map[string]bool{}
 	}
 	for _, rec := range im.buf {
-		k := keys(identifiers{externalID: rec.Person.ExternalID.Ptr(), email: rec.Person.Email.Ptr(), fID: rec.Person.FID.Ptr()})
+		k := keys(domain.Identifiers{ExternalID: rec.Person.ExternalID.Ptr(), Email: rec.Person.Email.Ptr(), FID: rec.Person.FID.Ptr()})
 		for kind, v := range k {
 			// taken doubles as the set of values listed so far.
 			if v != "" && !im.taken[kind][v] {
@@ -296,16 +297,16 @@ func (im *personImporter) flush() error {
 	for _, p := range ps {
 		a := p.attrs
 		var emailNorm any
-		if a.email != nil {
-			emailNorm = domain.NormEmail(*a.email)
+		if a.Email != nil {
+			emailNorm = domain.NormEmail(*a.Email)
 		}
-		persons = append(persons, []any{p.id, nullStr(a.email), emailNorm, nullStr(a.externalID), nullStr(a.fID),
+		persons = append(persons, []any{p.id, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
 			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)})
 		// A new person holds no value yet: only values set are written
 		// (removing one, or all, removes nothing).
 		for _, v := range p.values {
-			if !v.clearAll && v.value != nil {
-				values = append(values, []any{p.id, v.fieldID, *v.value})
+			if !v.ClearAll && v.Value != nil {
+				values = append(values, []any{p.id, v.FieldID, *v.Value})
 			}
 		}
 		for _, t := range p.tags {

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -67,13 +68,8 @@ func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write
 	return p, c, err
 }
 
-// recordChange stamps the person and, for a creation or a change, opens or
-// extends its burst in the outbox. The burst keeps the event and opening time
-// of the write that opened it: a burst that began with a creation is
-// delivered as person.created however many changes follow inside its window.
-// A change after the window closed (its due time passed, a worker has not
-// taken it yet) does not reopen it: it opens or slides the next burst, which
-// waits in next_opened_at/next_due_at and is always person.updated.
+// recordChange stamps the person and, for a creation or a change, enters
+// the change in the person's outbox row as service.BurstAfterChange decides.
 func recordChange(ctx context.Context, q querier, accountID, personID string, c change, w store.Write) error {
 	now := w.Now.UnixMilli()
 	var err error
@@ -95,19 +91,58 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 			return err
 		}
 	}
-	event := domain.EventPersonUpdated
-	if c == createdNew {
-		event = domain.EventPersonCreated
+	// A person created in this transaction has no row yet. Otherwise the
+	// row is read locked: writers of one person take turns on the persons
+	// row stamped above already, but a closing worker changes or deletes
+	// this row without that lock, and deciding on a stale read would lose
+	// the change.
+	var cur *service.Burst
+	if c != createdNew {
+		if cur, err = lockBurst(ctx, q, personID, ""); err != nil {
+			return err
+		}
 	}
-	_, err = q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at, lease_until)
-		VALUES ($1, $2, $3, $4, $5, $6, NULL)
-		ON CONFLICT (person_id) DO UPDATE SET last_change_at = excluded.last_change_at,
-			due_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN excluded.due_at ELSE bursts.due_at END,
-			next_opened_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN bursts.next_opened_at
-				ELSE COALESCE(bursts.next_opened_at, excluded.last_change_at) END,
-			next_due_at = CASE WHEN bursts.due_at > excluded.last_change_at THEN bursts.next_due_at ELSE excluded.due_at END`,
-		personID, accountID, event, now, now, w.Now.Add(w.Window).UnixMilli())
+	next := service.BurstAfterChange(cur, c == createdNew, w.Now, w.Window)
+	if cur == nil {
+		_, err = q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`,
+			personID, accountID, next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli())
+		return err
+	}
+	_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4, next_opened_at = $5, next_due_at = $6
+		WHERE person_id = $7`,
+		next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(),
+		nullMillis(next.NextOpenedAt), nullMillis(next.NextDueAt), personID)
 	return err
+}
+
+// lockBurst reads a person's outbox row for a write that decides on it,
+// locked on PostgreSQL until the transaction ends (SQLite's writer is
+// single already); nil when there is none. With a lease token, only the row
+// that lease still holds.
+func lockBurst(ctx context.Context, q querier, personID, leaseToken string) (*service.Burst, error) {
+	var (
+		b                   service.Burst
+		opened, last, due   int64
+		nextOpened, nextDue sql.NullInt64
+		args                sqlArgs
+	)
+	where := `person_id = ` + args.add(personID)
+	if leaseToken != "" {
+		where += ` AND lease_token = ` + args.add(leaseToken)
+	}
+	err := q.queryRow(ctx, `SELECT event, opened_at, last_change_at, due_at, next_opened_at, next_due_at
+		FROM bursts WHERE `+where+q.s.dialect.LockRows, args...).
+		Scan(&b.Event, &opened, &last, &due, &nextOpened, &nextDue)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b.OpenedAt, b.LastChangeAt, b.DueAt = domain.FromMillis(opened), domain.FromMillis(last), domain.FromMillis(due)
+	b.NextOpenedAt, b.NextDueAt = timePtr(nextOpened), timePtr(nextDue)
+	return &b, nil
 }
 
 // PendingBurst reads the open burst of a person.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -146,9 +147,9 @@ func (a *sqlArgs) inList(ids []string) string {
 	return a.list(padded...)
 }
 
-// ListPersons returns a page of persons in window or lookup mode.
-func (s *Store) ListPersons(ctx context.Context, accountID string, pq domain.PersonQuery, p domain.PageRequest) ([]domain.Person, int, error) {
-	where, args, err := personFilter(accountID, pq)
+// ListPersons returns a page of the persons a selection names.
+func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error) {
+	where, args, err := personFilter(accountID, sel)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -160,20 +161,20 @@ func (s *Store) ListPersons(ctx context.Context, accountID string, pq domain.Per
 	return out, total, attachDetails(ctx, q, accountID, out)
 }
 
-// personFilter builds the WHERE clause of List Persons. Window mode filters
-// by last seen (index persons_last_seen), external_id and tags; lookup mode
-// resolves one person through the unique external_id or email index.
-func personFilter(accountID string, pq domain.PersonQuery) (string, sqlArgs, error) {
+// personFilter builds the WHERE clause of a selection. A window reads by
+// last seen (index persons_last_seen), a lookup resolves one person
+// through the unique external_id or email index.
+func personFilter(accountID string, sel domain.PersonSelection) (string, sqlArgs, error) {
 	var args sqlArgs
 	account := args.add(accountID)
 	where := `account_id = ` + account
-	switch {
-	case pq.UpdatedSince != nil:
-		where += ` AND last_seen_at >= ` + args.add(ceilMillis(*pq.UpdatedSince))
-		if pq.ExternalID != nil {
-			where += ` AND external_id = ` + args.add(*pq.ExternalID)
+	switch sel.Mode {
+	case domain.PersonWindow:
+		where += ` AND last_seen_at >= ` + args.add(ceilMillis(sel.Since))
+		if sel.ExternalID != nil {
+			where += ` AND external_id = ` + args.add(*sel.ExternalID)
 		}
-		if tags := dedupe(pq.TagIDs); len(tags) > 0 {
+		if tags := dedupe(sel.TagIDs); len(tags) > 0 {
 			// A person holds all n tags when n of its links point at them;
 			// an archived or unknown id matches no link, so nobody qualifies.
 			in := args.inList(tags)
@@ -182,12 +183,12 @@ func personFilter(accountID string, pq domain.PersonQuery) (string, sqlArgs, err
 				WHERE pt.account_id = ` + account + ` AND pt.tag_id IN (` + in + `)
 				GROUP BY pt.person_id HAVING COUNT(*) = ` + args.add(len(tags)) + `)`
 		}
-	case pq.ExternalID != nil:
-		where += ` AND external_id = ` + args.add(*pq.ExternalID)
-	case pq.Email != nil:
-		where += ` AND email_norm = ` + args.add(domain.NormEmail(*pq.Email))
+	case domain.PersonByExternalID:
+		where += ` AND external_id = ` + args.add(sel.Key)
+	case domain.PersonByEmail:
+		where += ` AND email_norm = ` + args.add(domain.NormEmail(sel.Key))
 	default:
-		return "", nil, &domain.ValidationError{Detail: "At least one of updated_since, email, external_id is required."}
+		return "", nil, fmt.Errorf("sqlstore: list persons without a mode (%d); service.SelectPersons makes selections", sel.Mode)
 	}
 	return where, args, nil
 }

@@ -24,13 +24,13 @@ func BenchmarkListPersons(b *testing.B) {
 			since := seedEpoch
 			for _, bc := range []struct {
 				name string
-				q    domain.PersonQuery
+				q    domain.PersonSelection
 				page int
 			}{
-				{"window/first-page", domain.PersonQuery{UpdatedSince: &since}, 1},
-				{"window/last-page", domain.PersonQuery{UpdatedSince: &since}, 100},
-				{"window/two-tags", domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{tags[0], tags[7]}}, 1},
-				{"lookup/email", domain.PersonQuery{Email: strRef("P5000@seed.test")}, 1},
+				{"window/first-page", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 1},
+				{"window/last-page", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 100},
+				{"window/two-tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 1},
+				{"lookup/email", domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P5000@seed.test"}, 1},
 			} {
 				b.Run(bc.name, func(b *testing.B) {
 					ctx := context.Background()

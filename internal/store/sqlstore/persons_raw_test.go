@@ -108,14 +108,14 @@ func TestListPersonsQueryCount(t *testing.T) {
 		since := seedEpoch
 		for _, tc := range []struct {
 			name  string
-			q     domain.PersonQuery
+			q     domain.PersonSelection
 			size  int
 			items int
 		}{
-			{"window, 100", domain.PersonQuery{UpdatedSince: &since}, 100, 100},
-			{"window, 10", domain.PersonQuery{UpdatedSince: &since}, 10, 10},
-			{"window with tags", domain.PersonQuery{UpdatedSince: &since, TagIDs: []string{tags[0], tags[7]}}, 100, 15},
-			{"lookup", domain.PersonQuery{Email: strRef("P3@seed.test")}, 25, 1},
+			{"window, 100", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 100, 100},
+			{"window, 10", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 10, 10},
+			{"window with tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 100, 15},
+			{"lookup", domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P3@seed.test"}, 25, 1},
 		} {
 			var got []domain.Person
 			n := rs.countStatements(func() {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 )
 
 const tagColumns = `id, account_id, name, context, created_at, archived_at`
@@ -25,8 +25,8 @@ func scanTag(sc scanner) (domain.Tag, error) {
 }
 
 // CreateTag inserts t (with a new id when it has none). The insert yields to the unique (name, context) index
-// instead of failing, so a collision is settled in the same transaction: an
-// archived holder is revived, a live one is a conflict.
+// instead of failing, so that service.CreateTagOnto settles a collision in
+// the same transaction.
 func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, error) {
 	if t.ID == "" {
 		t.ID = domain.NewID(domain.TagIDPrefix)
@@ -48,38 +48,24 @@ func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, 
 			out.DateCreated, out.ArchivedAt = domain.T(domain.FromMillis(created)), nil
 			return nil
 		}
-		holder, err := scanTag(q.queryRow(ctx, `SELECT `+tagColumns+` FROM tags WHERE account_id = $1 AND context = $2 AND name = $3`,
+		// Locked, so that of two requests reviving the same tag the second
+		// decides on the tag the first revived.
+		holder, err := scanTag(q.queryRow(ctx, `SELECT `+tagColumns+` FROM tags WHERE account_id = $1 AND context = $2 AND name = $3`+s.dialect.LockRows,
 			t.AccountID, t.Context, t.Name))
 		if err != nil {
 			return err
 		}
-		// Only an archived holder is revived; if another request revived it
-		// first, this one finds it live and reports the conflict.
-		res, err = q.exec(ctx, `UPDATE tags SET archived_at = NULL WHERE account_id = $1 AND id = $2 AND archived_at IS NOT NULL`,
-			t.AccountID, holder.ID)
-		if err != nil {
+		if _, err := service.CreateTagOnto(holder); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if _, err := q.exec(ctx, `UPDATE tags SET archived_at = NULL WHERE account_id = $1 AND id = $2`, t.AccountID, holder.ID); err != nil {
 			return err
-		} else if n == 0 {
-			return tagConflict(holder.ID, t.Name, t.Context, false)
 		}
 		holder.ArchivedAt = nil
 		out, revived = holder, true
 		return nil
 	})
 	return out, revived, err
-}
-
-func tagConflict(existingID, name, tagContext string, archived bool) *domain.ConflictError {
-	if archived {
-		return &domain.ConflictError{ExistingID: existingID, Detail: fmt.Sprintf(
-			"The archived tag %s holds the name %q in context %q; create that tag (POST /tags) to revive it, or choose another name.",
-			existingID, name, tagContext)}
-	}
-	return &domain.ConflictError{ExistingID: existingID, Detail: fmt.Sprintf(
-		"The tag %s already has the name %q in context %q.", existingID, name, tagContext)}
 }
 
 // GetTag returns a live tag of the account.
@@ -123,12 +109,12 @@ func (s *Store) UpdateTag(ctx context.Context, accountID, id string, patch domai
 			out = cur
 			return nil
 		}
-		taken, err := pairHolder(ctx, q, accountID, next.Name, next.Context)
+		holder, err := pairHolder(ctx, q, accountID, next.Name, next.Context)
 		if err != nil {
 			return err
 		}
-		if taken != nil {
-			return taken
+		if holder != nil {
+			return service.RenameTagOnto(*holder)
 		}
 		if _, err := q.exec(ctx, `UPDATE tags SET name = $1, context = $2 WHERE account_id = $3 AND id = $4`,
 			next.Name, next.Context, accountID, id); err != nil {
@@ -139,16 +125,16 @@ func (s *Store) UpdateTag(ctx context.Context, accountID, id string, patch domai
 	})
 	if err != nil && s.isUnique(err) && next != nil {
 		// Another request took the pair between the check and the update.
-		if c, lookErr := pairHolder(ctx, s.reader(), accountID, next.Name, next.Context); lookErr == nil && c != nil {
-			return nil, c
+		if holder, lookErr := pairHolder(ctx, s.reader(), accountID, next.Name, next.Context); lookErr == nil && holder != nil {
+			return nil, service.RenameTagOnto(*holder)
 		}
 	}
 	return out, err
 }
 
-// pairHolder returns the conflict naming the tag, live or archived, that holds
-// (name, context), or nil when the pair is free.
-func pairHolder(ctx context.Context, q querier, accountID, name, tagContext string) (*domain.ConflictError, error) {
+// pairHolder returns the tag, live or archived, that holds (name, context),
+// or nil when the pair is free.
+func pairHolder(ctx context.Context, q querier, accountID, name, tagContext string) (*domain.Tag, error) {
 	var holder string
 	var archived sql.NullInt64
 	err := q.queryRow(ctx, `SELECT id, archived_at FROM tags WHERE account_id = $1 AND context = $2 AND name = $3`,
@@ -159,7 +145,7 @@ func pairHolder(ctx context.Context, q querier, accountID, name, tagContext stri
 	if err != nil {
 		return nil, err
 	}
-	return tagConflict(holder, name, tagContext, archived.Valid), nil
+	return &domain.Tag{ID: holder, AccountID: accountID, Name: name, Context: tagContext, ArchivedAt: timePtr(archived)}, nil
 }
 
 // ArchiveTag hides a live tag; its links to persons stay.

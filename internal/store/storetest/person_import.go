@@ -55,7 +55,7 @@ func (c *personCase) allPersons() []domain.Person {
 	since := Epoch.Add(-24 * time.Hour)
 	var out []domain.Person
 	for page := 1; ; page++ {
-		ps, total, err := c.st.ListPersons(context.Background(), c.acc, domain.PersonQuery{UpdatedSince: &since},
+		ps, total, err := c.st.ListPersons(context.Background(), c.acc, domain.PersonSelection{Mode: domain.PersonWindow, Since: since},
 			domain.PageRequest{Page: page, Size: 100})
 		if err != nil {
 			c.t.Fatal(err)

@@ -354,6 +354,51 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("a change racing the close of its person's burst is never lost", func(t *testing.T) {
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		p := openBurst(t, st, acc, Epoch)
+		due := Epoch.Add(burstWindow)
+		for round := range 10 {
+			claimed, _ := st.ClaimBursts(ctx, due, lease, 10)
+			if len(claimed) != 1 {
+				t.Fatalf("round %d: %d bursts claimed", round, len(claimed))
+			}
+			// The change comes after the window closed: whichever of the two
+			// goes first, the change waits as (or opens) the next burst.
+			changedAt := due.Add(time.Minute)
+			var (
+				wg        sync.WaitGroup
+				closed    bool
+				closeErr  error
+				changeErr error
+			)
+			start := make(chan struct{})
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				<-start
+				closed, closeErr = st.CloseBurst(ctx, claimed[0], nil)
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				_, changeErr = st.UpdatePerson(ctx, acc, p, domain.PersonUpdate{FirstName: domain.Opt[string]{Set: true, Value: domain.RandomHex(4)}},
+					store.Write{Now: changedAt, Window: burstWindow})
+			}()
+			close(start)
+			wg.Wait()
+			if closeErr != nil || !closed || changeErr != nil {
+				t.Fatalf("round %d: close %v, %v; change %v", round, closed, closeErr, changeErr)
+			}
+			b, err := st.PendingBurst(ctx, acc, p)
+			if err != nil || b.Event != domain.EventPersonUpdated || !b.OpenedAt.Equal(changedAt) || !b.DueAt.Equal(changedAt.Add(burstWindow)) {
+				t.Fatalf("round %d: the burst after the change: %+v, %v", round, b, err)
+			}
+			due = b.DueAt
+		}
+	})
+
 	t.Run("concurrent claimers never share a burst", func(t *testing.T) {
 		t.Parallel()
 		st := newStore(t)
