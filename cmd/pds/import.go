@@ -326,11 +326,8 @@ func decodeCustomField(raw []byte) (domain.CustomField, error) {
 	var p service.Problems
 	f := domain.CustomField{
 		Collection: required(&p, "/collection", l.Collection), DataType: required(&p, "/data_type", l.DataType),
-		Key: required(&p, "/key", l.Key), Label: l.Label, Description: l.Description, FormType: domain.DefaultFormType,
+		Key: required(&p, "/key", l.Key), Label: l.Label, Description: l.Description, FormType: service.FieldFormType(l.FormType),
 		IsDefault: l.IsDefault, IsReadOnly: l.IsReadOnly,
-	}
-	if l.FormType != nil {
-		f.FormType = *l.FormType
 	}
 	f.ID, f.DateCreated = l.apply(&p)
 	service.CheckCustomField(&p, f)

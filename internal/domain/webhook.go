@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -43,6 +44,13 @@ type Webhook struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
+
+// Wants tells whether the subscription receives a delivery of a burst
+// resolved to event (spec section 6.1 rules 5 to 7): only when event is
+// listed in its events, exactly; there is no hierarchy and no fallback from
+// one event to the other. Whether the subscription is active is the
+// caller's filter.
+func (w Webhook) Wants(event string) bool { return slices.Contains(w.Events, event) }
 
 // WebhookUpdate is a validated PATCH: nil fields stay unchanged.
 type WebhookUpdate struct {

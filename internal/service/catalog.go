@@ -154,13 +154,14 @@ type FieldCreate struct {
 }
 
 // NewCustomField validates a Create Custom Field request and builds the
-// field; form_type defaults to text (also when null). Fields made this way
-// are never read-only nor default: only the import command sets those.
+// field; form_type defaults to text (also when null, FieldFormType). Fields
+// made this way are never read-only nor default: only the import command
+// sets those.
 func NewCustomField(accountID string, in FieldCreate, now time.Time) (domain.CustomField, error) {
 	var p Problems
 	f := domain.CustomField{
 		ID: domain.NewID(domain.CustomFieldIDPrefix), AccountID: accountID, Label: in.Label, Description: in.Description,
-		FormType: domain.DefaultFormType, DateCreated: domain.T(now),
+		FormType: FieldFormType(in.FormType), DateCreated: domain.T(now),
 	}
 	for _, m := range []struct {
 		pointer string
@@ -173,15 +174,12 @@ func NewCustomField(accountID string, in FieldCreate, now time.Time) (domain.Cus
 		}
 		*m.out = *m.in
 	}
-	if in.FormType != nil {
-		f.FormType = *in.FormType
-	}
 	CheckCustomField(&p, f)
 	return f, p.Err()
 }
 
-// CheckFieldPatch validates an Update Custom Field request. A null label or
-// description clears it; a null form_type restores the default, text.
+// CheckFieldPatch validates an Update Custom Field request; PatchField
+// applies it.
 func CheckFieldPatch(patch domain.CustomFieldPatch) error {
 	var p Problems
 	if v := patch.FormType.Ptr(); v != nil {

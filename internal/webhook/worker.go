@@ -174,7 +174,7 @@ func (w *Worker) closeDueBursts(ctx context.Context) error {
 func (w *Worker) closeBurst(ctx context.Context, b domain.Burst) error {
 	now := w.clock.Now()
 	_, err := w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
-		active = slices.DeleteFunc(active, func(sub domain.Webhook) bool { return !slices.Contains(sub.Events, b.Event) })
+		active = slices.DeleteFunc(active, func(sub domain.Webhook) bool { return !sub.Wants(b.Event) })
 		if len(active) == 0 {
 			return nil, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -29,33 +30,26 @@ func scanField(sc scanner) (domain.CustomField, error) {
 }
 
 // CreateCustomField inserts a field (with a new id when it has none) under
-// the account lock, so that two concurrent creations cannot both pass the limit.
+// the account lock, so that two concurrent creations cannot both pass the
+// limit. The key and the limit are decided in service.
 func (s *Store) CreateCustomField(ctx context.Context, f domain.CustomField, limit int) (domain.CustomField, error) {
 	if f.ID == "" {
 		f.ID = domain.NewID(domain.CustomFieldIDPrefix)
-	}
-	if f.FormType == "" {
-		f.FormType = domain.DefaultFormType
 	}
 	err := s.inTx(ctx, func(q querier) error {
 		if err := s.lockAccount(ctx, q, f.AccountID); err != nil {
 			return err
 		}
-		taken, err := keyHolder(ctx, q, f.AccountID, f.Collection, f.Key, f.ID)
-		if err != nil {
+		if err := checkKeyFree(ctx, q, f); err != nil {
 			return err
-		}
-		if taken != nil {
-			return taken
 		}
 		var live int
 		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM custom_fields WHERE account_id = $1 AND archived_at IS NULL`,
 			f.AccountID).Scan(&live); err != nil {
 			return err
 		}
-		if live >= limit {
-			return &domain.LimitError{Limit: limit, Current: live, Detail: fmt.Sprintf(
-				"This account holds %d live custom fields and the limit is %d; archive a field before creating another.", live, limit)}
+		if err := service.CheckFieldLimit(live, limit); err != nil {
+			return err
 		}
 		return insertField(ctx, q, f)
 	})
@@ -75,25 +69,21 @@ func insertField(ctx context.Context, q querier, f domain.CustomField) error {
 	return err
 }
 
-// keyHolder returns the conflict naming the field other than selfID, live or
-// archived, that holds (collection, key), or nil when the key is free.
-func keyHolder(ctx context.Context, q querier, accountID, collection, key, selfID string) (*domain.ConflictError, error) {
-	var holder string
+// checkKeyFree loads the field other than f, live or archived, that holds
+// f's (collection, key), and has service.FieldKeyCollision decide on it.
+func checkKeyFree(ctx context.Context, q querier, f domain.CustomField) error {
+	holder := domain.CustomField{AccountID: f.AccountID, Collection: f.Collection, Key: f.Key}
 	var archived sql.NullInt64
 	err := q.queryRow(ctx, `SELECT id, archived_at FROM custom_fields WHERE account_id = $1 AND collection = $2 AND key = $3 AND id <> $4`,
-		accountID, collection, key, selfID).Scan(&holder, &archived)
+		f.AccountID, f.Collection, f.Key, f.ID).Scan(&holder.ID, &archived)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	detail := fmt.Sprintf("The custom field %s already uses the key %q in collection %s.", holder, key, collection)
-	if archived.Valid {
-		detail = fmt.Sprintf("The archived custom field %s keeps the key %q in collection %s reserved; choose another key.",
-			holder, key, collection)
-	}
-	return &domain.ConflictError{ExistingID: holder, Detail: detail}, nil
+	holder.ArchivedAt = timePtr(archived)
+	return service.FieldKeyCollision(holder)
 }
 
 // GetCustomField returns a live field of the account.
@@ -129,8 +119,7 @@ func writableField(ctx context.Context, q querier, accountID, id string) (*domai
 	return f, nil
 }
 
-// UpdateCustomField changes display attributes. A null label or description
-// clears it; a null form_type restores the default, text.
+// UpdateCustomField changes display attributes as service.PatchField decides.
 func (s *Store) UpdateCustomField(ctx context.Context, accountID, id string, patch domain.CustomFieldPatch) (*domain.CustomField, error) {
 	var out *domain.CustomField
 	err := s.inTx(ctx, func(q querier) error {
@@ -138,18 +127,7 @@ func (s *Store) UpdateCustomField(ctx context.Context, accountID, id string, pat
 		if err != nil {
 			return err
 		}
-		if patch.Label.Set {
-			f.Label = patch.Label.Ptr()
-		}
-		if patch.Description.Set {
-			f.Description = patch.Description.Ptr()
-		}
-		if patch.FormType.Set {
-			f.FormType = domain.DefaultFormType
-			if v := patch.FormType.Ptr(); v != nil {
-				f.FormType = *v
-			}
-		}
+		*f = service.PatchField(*f, patch)
 		if _, err := q.exec(ctx, `UPDATE custom_fields SET label = $1, description = $2, form_type = $3 WHERE account_id = $4 AND id = $5`,
 			nullStr(f.Label), nullStr(f.Description), f.FormType, accountID, id); err != nil {
 			return err
@@ -177,17 +155,13 @@ func (s *Store) ImportCustomFields(ctx context.Context, accountID string, fields
 	return s.importAll(ctx, "custom_fields", domain.CustomFieldIDPrefix, accountID, len(fields), record, func(q querier, i int, t importTarget) error {
 		f := fields[i]
 		f.ID, f.AccountID, f.DateCreated = t.id, accountID, domain.T(t.created)
-		taken, err := keyHolder(ctx, q, accountID, f.Collection, f.Key, f.ID)
-		if err != nil {
+		if err := checkKeyFree(ctx, q, f); err != nil {
 			return err
-		}
-		if taken != nil {
-			return taken
 		}
 		if !t.exists {
 			return insertField(ctx, q, f)
 		}
-		_, err = q.exec(ctx, `UPDATE custom_fields SET collection = $1, data_type = $2, key = $3, label = $4, description = $5,
+		_, err := q.exec(ctx, `UPDATE custom_fields SET collection = $1, data_type = $2, key = $3, label = $4, description = $5,
 			form_type = $6, is_default = $7, is_read_only = $8, created_at = $9 WHERE account_id = $10 AND id = $11`,
 			f.Collection, f.DataType, f.Key, nullStr(f.Label), nullStr(f.Description), f.FormType, f.IsDefault, f.IsReadOnly,
 			f.DateCreated.UnixMilli(), accountID, f.ID)

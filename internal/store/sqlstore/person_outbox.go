@@ -10,24 +10,17 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-// change is what a write did to a person.
-type change int
+// change is what a write did to a person; service.StampsFor decides what
+// recording it writes.
+type change = service.PersonChange
 
 const (
-	// noChange: nothing to record (a tag already held, a PATCH with the
-	// values the person has).
-	noChange change = iota
-	// upsertNoChange: an upsert matched and changed nothing; only
-	// upsert_result says so.
-	upsertNoChange
-	// seenOnly: a breadcrumb for an existing person; date_last_seen moves,
-	// no event.
-	seenOnly
-	// changed: an attribute, custom field value or tag changed.
-	changed
-	// createdNew: the write inserted the person (already stamped created,
-	// seen now).
-	createdNew
+	noChange       = service.NoChange
+	upsertNoChange = service.UpsertNoChange
+	seenOnly       = service.SeenOnly
+	changed        = service.Changed
+	// createdNew: the insert stamped the person already (insertPerson).
+	createdNew = service.Created
 )
 
 // writeAttempts bounds the retries of a person write that lost a race on a
@@ -68,28 +61,34 @@ func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write
 	return p, c, err
 }
 
-// recordChange stamps the person and, for a creation or a change, enters
-// the change in the person's outbox row as service.BurstAfterChange decides.
+// upsertResultArgs holds each upsert_result boxed once: a string variable
+// passed as a query argument would cost a person write an allocation.
+var upsertResultArgs = map[string]any{
+	domain.UpsertCreated: domain.UpsertCreated, domain.UpsertUpdated: domain.UpsertUpdated, domain.UpsertUnchanged: domain.UpsertUnchanged,
+}
+
+// recordChange stamps the person as service.StampsFor decides and, for a
+// change that is an event, enters it in the person's outbox row as
+// service.BurstAfterChange decides.
 func recordChange(ctx context.Context, q querier, accountID, personID string, c change, w store.Write) error {
+	stamps := service.StampsFor(c)
 	now := w.Now.UnixMilli()
 	var err error
-	switch c {
-	case noChange:
-		return nil
-	case upsertNoChange:
-		_, err = q.exec(ctx, `UPDATE persons SET upsert_result = $1 WHERE account_id = $2 AND id = $3`,
-			domain.UpsertUnchanged, accountID, personID)
-		return err
-	case seenOnly:
+	switch {
+	case c == createdNew:
+		// insertPerson wrote the row with these stamps.
+	case stamps.LastSeen && stamps.UpsertResult != "":
+		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1, upsert_result = $2 WHERE account_id = $3 AND id = $4`,
+			now, upsertResultArgs[stamps.UpsertResult], accountID, personID)
+	case stamps.LastSeen:
 		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1 WHERE account_id = $2 AND id = $3`,
 			now, accountID, personID)
+	case stamps.UpsertResult != "":
+		_, err = q.exec(ctx, `UPDATE persons SET upsert_result = $1 WHERE account_id = $2 AND id = $3`,
+			upsertResultArgs[stamps.UpsertResult], accountID, personID)
+	}
+	if err != nil || !stamps.Event {
 		return err
-	case changed:
-		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1, upsert_result = $2 WHERE account_id = $3 AND id = $4`,
-			now, domain.UpsertUpdated, accountID, personID)
-		if err != nil {
-			return err
-		}
 	}
 	// A person created in this transaction has no row yet. Otherwise the
 	// row is read locked: writers of one person take turns on the persons

@@ -140,7 +140,7 @@ func everySubscription(b domain.Burst, at time.Time) store.DeliveryBuilder {
 	return func(active []domain.Webhook) ([]domain.Delivery, error) {
 		var out []domain.Delivery
 		for _, w := range active {
-			if !slices.Contains(w.Events, b.Event) {
+			if !w.Wants(b.Event) {
 				continue
 			}
 			due := at
