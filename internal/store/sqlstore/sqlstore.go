@@ -160,6 +160,17 @@ func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) 
 }
 
 func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if q.tx == nil && q.db == q.s.w && q.s.gc != nil {
+		// A single write joins the committer's next batch rather than
+		// taking the writer connection, and a commit, of its own.
+		var res sql.Result
+		err := q.s.gc.run(ctx, func(tq querier) error {
+			var err error
+			res, err = tq.exec(ctx, query, args...)
+			return err
+		})
+		return res, err
+	}
 	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err
