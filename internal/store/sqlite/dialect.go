@@ -15,4 +15,7 @@ var Dialect = sqlstore.Dialect{
 	// The planner needs no statistics for the import's lookups
 	// (TestIdentifierLookupPlan).
 	AnalyzeDuringImport: false,
+	// Writes take turns on the one writer connection: run them together,
+	// under one commit and one wait for the disk.
+	GroupCommit: true,
 }

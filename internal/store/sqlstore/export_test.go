@@ -1,6 +1,11 @@
 package sqlstore
 
-import "github.com/pds-dev/pds/internal/domain"
+import (
+	"context"
+	"database/sql"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
 
 // HoldersQuery is the statement the upsert's identifier lookup runs, for the
 // plan test; nil leaves an identifier out.
@@ -13,3 +18,17 @@ func HoldersQuery(accountID string, externalID, email, fID *string) (string, []a
 func TakenQuery(accountID, column string, values []string) (string, []any) {
 	return takenQuery(accountID, column, values)
 }
+
+// InTx runs fn in a write transaction (inTx), giving it the transaction's
+// exec, for the group commit tests.
+func (s *Store) InTx(ctx context.Context, fn func(exec func(query string, args ...any) error) error) error {
+	return s.inTx(ctx, func(q querier) error {
+		return fn(func(query string, args ...any) error {
+			_, err := q.exec(ctx, query, args...)
+			return err
+		})
+	})
+}
+
+// Reader is the store's read pool.
+func (s *Store) Reader() *sql.DB { return s.r }

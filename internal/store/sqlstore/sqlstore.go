@@ -38,6 +38,12 @@ type Dialect struct {
 	// AnalyzeDuringImport refreshes the planner's statistics of persons as
 	// an import grows the table (see analyzePersons).
 	AnalyzeDuringImport bool
+	// GroupCommit runs the write transactions of concurrent callers
+	// together, each in a savepoint, under one commit (see committer): for
+	// an engine whose writes take turns on one connection anyway, so that
+	// they share the wait for the disk. An engine whose writers run in
+	// parallel keeps one transaction per call.
+	GroupCommit bool
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -54,6 +60,9 @@ type Store struct {
 	counter *sql.DB
 
 	stmts sync.Map // query text -> *sql.Stmt, per pool (see stmtKey)
+
+	// gc runs inTx's transactions when the dialect asks for group commit.
+	gc *committer
 }
 
 type stmtKey struct {
@@ -63,7 +72,11 @@ type stmtKey struct {
 
 // New builds a Store over the given pools. r and w may be the same pool.
 func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
-	return &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w}
+	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w}
+	if d.GroupCommit {
+		s.gc = newCommitter(s)
+	}
+	return s
 }
 
 // SetCounterPool gives the rate-limit counts a pool of their own. Losing the
@@ -83,8 +96,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.w.PingContext(ctx)
 }
 
-// Close closes the pools and the prepared statements.
+// Close stops the committer (answering the writes still queued), then
+// closes the pools and the prepared statements.
 func (s *Store) Close() error {
+	if s.gc != nil {
+		s.gc.close()
+	}
 	s.stmts.Range(func(_, v any) bool {
 		v.(*sql.Stmt).Close()
 		return true
@@ -143,6 +160,17 @@ func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) 
 }
 
 func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if q.tx == nil && q.db == q.s.w && q.s.gc != nil {
+		// A single write joins the committer's next batch rather than
+		// taking the writer connection, and a commit, of its own.
+		var res sql.Result
+		err := q.s.gc.run(ctx, func(tq querier) error {
+			var err error
+			res, err = tq.exec(ctx, query, args...)
+			return err
+		})
+		return res, err
+	}
 	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err
@@ -193,8 +221,14 @@ func (s *Store) reader() querier { return querier{s: s, db: s.r} }
 // writer is for single-statement writes outside a transaction.
 func (s *Store) writer() querier { return querier{s: s, db: s.w} }
 
-// inTx runs fn in a write transaction, committing when fn returns nil.
+// inTx runs fn in a write transaction, committing when fn returns nil. With
+// group commit the transaction is a savepoint of a transaction shared with
+// other callers; either way inTx returns nil only once fn's work has
+// committed.
 func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
+	if s.gc != nil {
+		return s.gc.run(ctx, fn)
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

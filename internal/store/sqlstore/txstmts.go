@@ -18,7 +18,9 @@ func (q querier) txStatement(ctx context.Context, query string) (*sql.Stmt, erro
 	if st, ok := q.txStmts[query]; ok {
 		return st, nil
 	}
-	st, err := q.prepared(ctx, query)
+	// The statement outlives this call (and, with group commit, this
+	// caller): a context that ends must not leave it broken.
+	st, err := q.prepared(context.WithoutCancel(ctx), query)
 	if err == nil {
 		q.txStmts[query] = st
 	}

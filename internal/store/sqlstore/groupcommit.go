@@ -1,0 +1,229 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Group commit. An engine with one writer connection (SQLite) commits one
+// transaction at a time, and each commit waits for the disk. The committer
+// runs the write transactions of many callers inside one database
+// transaction instead, each inside a savepoint of its own so that a caller's
+// error undoes only its own work, commits once and only then answers every
+// caller: an acknowledged write is exactly as durable as before, and the
+// wait for the disk is shared.
+
+const (
+	// maxBatchJobs and maxBatchTime bound a batch, so that a caller's
+	// answer does not wait behind an unbounded queue.
+	maxBatchJobs = 64
+	maxBatchTime = 10 * time.Millisecond
+)
+
+// ErrClosed answers a write submitted to, or queued in, a closed Store.
+var ErrClosed = errors.New("sqlstore: store closed")
+
+// txJob is one caller's write transaction.
+type txJob struct {
+	ctx  context.Context
+	fn   func(q querier) error
+	done chan error
+	// panicked holds what fn panicked with, re-panicked in the caller.
+	panicked any
+	err      error
+}
+
+type committer struct {
+	s       *Store
+	jobs    chan *txJob
+	quit    chan struct{}
+	stopped chan struct{}
+	stop    sync.Once
+	batch   []*txJob
+}
+
+func newCommitter(s *Store) *committer {
+	c := &committer{s: s, jobs: make(chan *txJob), quit: make(chan struct{}), stopped: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// run submits fn and waits for its answer, which comes after the batch it
+// ran in committed (or failed). A caller whose context ends while waiting
+// to be taken is answered at once, and fn does not run.
+func (c *committer) run(ctx context.Context, fn func(q querier) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	j := &txJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case c.jobs <- j:
+	case <-c.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := <-j.done
+	if j.panicked != nil {
+		panic(j.panicked)
+	}
+	return err
+}
+
+// close stops the committer once the batch under way is answered; callers
+// still waiting are answered with ErrClosed.
+func (c *committer) close() {
+	c.stop.Do(func() { close(c.quit) })
+	<-c.stopped
+}
+
+func (c *committer) loop() {
+	defer close(c.stopped)
+	for {
+		select {
+		case j := <-c.jobs:
+			c.runBatch(j)
+		case <-c.quit:
+			for {
+				select {
+				case j := <-c.jobs:
+					j.done <- ErrClosed
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// runBatch runs first and whatever else is queued, without waiting for
+// more, in one transaction, commits it and answers each job.
+func (c *committer) runBatch(first *txJob) {
+	batch := append(c.batch[:0], first)
+	defer func() {
+		clear(batch)
+		c.batch = batch[:0]
+	}()
+	batch, culprit, err := c.runTx(batch, true)
+	if culprit == nil {
+		answer(batch, err)
+		return
+	}
+	// One job broke the transaction, and with it the work of the others,
+	// which is undone and unanswered: run them again, once, without it.
+	if culprit.err == nil {
+		culprit.err = err
+	}
+	var again []*txJob
+	for _, j := range batch {
+		if j.err != nil {
+			j.done <- j.err
+		} else {
+			again = append(again, j)
+		}
+	}
+	if len(again) > 0 {
+		again, _, err = c.runTx(again, false)
+		answer(again, err)
+	}
+}
+
+// answer gives each job its own error, or err, the outcome of the
+// transaction it ran in.
+func answer(batch []*txJob, err error) {
+	for _, j := range batch {
+		if j.err != nil {
+			j.done <- j.err
+		} else {
+			j.done <- err
+		}
+	}
+}
+
+// runTx runs batch, and when more is set whatever else is queued up to the
+// bounds of a batch, in one transaction, and commits it. It returns the jobs
+// it ran and the transaction's error; culprit is the job, if any, after
+// which the transaction was found broken, in which case nothing of it is
+// kept.
+func (c *committer) runTx(batch []*txJob, more bool) (ran []*txJob, culprit *txJob, err error) {
+	ctx := context.Background()
+	tx, err := c.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return batch, nil, err
+	}
+	var misses []string
+	defer func() {
+		for _, q := range misses {
+			_, _ = c.s.stmt(ctx, c.s.w, q)
+		}
+	}()
+	q := querier{s: c.s, db: c.s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	start := time.Now()
+	for _, j := range batch {
+		if err := c.runJob(q, j); err != nil {
+			return batch, j, rollback(tx, err)
+		}
+	}
+	for more && len(batch) < maxBatchJobs && time.Since(start) < maxBatchTime {
+		var j *txJob
+		select {
+		case j = <-c.jobs:
+		default:
+		}
+		if j == nil {
+			break
+		}
+		batch = append(batch, j)
+		if err := c.runJob(q, j); err != nil {
+			return batch, j, rollback(tx, err)
+		}
+	}
+	return batch, nil, tx.Commit()
+}
+
+// rollback ends a transaction in a state no savepoint accounts for (SQLite
+// rolls back the whole transaction on some errors, an interrupted write
+// among them, and later statements would run outside it): nothing of it
+// is kept.
+func rollback(tx *sql.Tx, err error) error {
+	_ = tx.Rollback()
+	return fmt.Errorf("group commit: %w", err)
+}
+
+// runJob runs j's function inside a savepoint, keeping its work if it
+// succeeds and undoing only its work if it fails; j.err is its answer
+// should the batch commit. An error returned means the transaction itself
+// is broken: the savepoint could not be released or rolled back to.
+func (c *committer) runJob(q querier, j *txJob) error {
+	ctx := context.Background()
+	if j.err = j.ctx.Err(); j.err != nil {
+		return nil
+	}
+	if _, err := q.exec(ctx, `SAVEPOINT g`); err != nil {
+		return err
+	}
+	j.err = callJob(q, j)
+	if j.err == nil {
+		_, err := q.exec(ctx, `RELEASE g`)
+		return err
+	}
+	if _, err := q.exec(ctx, `ROLLBACK TO g`); err != nil {
+		return err
+	}
+	_, err := q.exec(ctx, `RELEASE g`)
+	return err
+}
+
+func callJob(q querier, j *txJob) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			j.panicked = v
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return j.fn(q)
+}

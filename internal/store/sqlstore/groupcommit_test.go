@@ -1,0 +1,169 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/store/sqlstore"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+func groupCommitStore(t *testing.T) *sqlstore.Store {
+	t.Helper()
+	st, ok := testenv.SQLite.NewStore(t).(*sqlstore.Store)
+	if !ok {
+		t.Fatal("the SQLite store is not a *sqlstore.Store")
+	}
+	if err := st.InTx(context.Background(), func(exec func(string, ...any) error) error {
+		return exec(`CREATE TABLE gc_test (k INTEGER PRIMARY KEY, v TEXT NOT NULL)`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// rowsOf counts the rows of gc_test with keys k and k+1,000,000.
+func rowsOf(t *testing.T, st *sqlstore.Store, k int) int {
+	t.Helper()
+	var n int
+	if err := st.Reader().QueryRow(`SELECT count(*) FROM gc_test WHERE k IN ($1, $2)`, k, k+1_000_000).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestGroupCommitSavepoints runs many concurrent write transactions on
+// SQLite, which group commit runs together; some fail, by their own error,
+// by a constraint violation after a first write, or by their context ending
+// in the middle of a long INSERT (which SQLite answers by rolling back the
+// whole transaction). Every acknowledged transaction must have left both its
+// rows, every failed one nothing, and every other transaction succeeds.
+func TestGroupCommitSavepoints(t *testing.T) {
+	t.Parallel()
+	st := groupCommitStore(t)
+	ctx := context.Background()
+	if err := st.InTx(ctx, func(exec func(string, ...any) error) error {
+		return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'taken')`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	errOwn := errors.New("own failure")
+	const writers = 400
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errs[i] = st.InTx(ctx, func(exec func(string, ...any) error) error {
+				if err := exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'first')`, i); err != nil {
+					return err
+				}
+				switch {
+				case i%10 == 3:
+					return errOwn
+				case i%10 == 5:
+					return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'again')`)
+				case i%50 == 7:
+					time.AfterFunc(5*time.Millisecond, cancel)
+					return exec(`INSERT INTO gc_test (k, v)
+						WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 50000000)
+						SELECT x + 10000000, 'slow' FROM c`)
+				}
+				return exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'second')`, i+1_000_000)
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		got := rowsOf(t, st, i)
+		switch {
+		case err == nil:
+			if got != 2 {
+				t.Errorf("writer %d acknowledged with %d of its 2 rows", i, got)
+			}
+		case got != 0:
+			t.Errorf("writer %d failed (%v) and left %d rows", i, err, got)
+		}
+		if i%10 == 3 && !errors.Is(err, errOwn) {
+			t.Errorf("writer %d: %v, want its own error", i, err)
+		}
+		switch {
+		case i%10 == 5 && err == nil:
+			t.Errorf("writer %d: the duplicate key was accepted", i)
+		case i%50 == 7 && !errors.Is(err, context.Canceled):
+			t.Errorf("writer %d: %v, want its context's error", i, err)
+		case i%10 != 3 && i%10 != 5 && i%50 != 7 && err != nil:
+			// A write that broke the shared transaction costs the others
+			// nothing: they run again without it.
+			t.Errorf("writer %d failed: %v", i, err)
+		}
+	}
+	var slow int
+	if err := st.Reader().QueryRow(`SELECT count(*) FROM gc_test WHERE v = 'slow'`).Scan(&slow); err != nil || slow != 0 {
+		t.Errorf("%d rows of the interrupted INSERTs (%v)", slow, err)
+	}
+}
+
+// TestGroupCommitCancelled: a write whose context has ended, before it is
+// submitted or while it waits behind a batch, is answered with the
+// context's error and never runs.
+func TestGroupCommitCancelled(t *testing.T) {
+	t.Parallel()
+	st := groupCommitStore(t)
+	var ran atomic.Bool
+	fn := func(exec func(string, ...any) error) error {
+		ran.Store(true)
+		return exec(`INSERT INTO gc_test (k, v) VALUES (1, 'cancelled')`)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := st.InTx(ctx, fn); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before: %v", err)
+	}
+
+	started, release := make(chan struct{}), make(chan struct{})
+	blocker := make(chan error, 1)
+	go func() {
+		blocker <- st.InTx(context.Background(), func(exec func(string, ...any) error) error {
+			close(started)
+			<-release
+			return exec(`INSERT INTO gc_test (k, v) VALUES (2, 'blocker')`)
+		})
+	}()
+	<-started
+	ctx, cancel = context.WithCancel(context.Background())
+	waiting := make(chan error, 1)
+	go func() { waiting <- st.InTx(ctx, fn) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-waiting; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled while queued: %v", err)
+	}
+	close(release)
+	if err := <-blocker; err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() || rowsOf(t, st, 1) != 0 || rowsOf(t, st, 2) != 1 {
+		t.Fatal("a cancelled write ran")
+	}
+}
+
+// TestGroupCommitClose: closing the store answers writes submitted after it.
+func TestGroupCommitClose(t *testing.T) {
+	t.Parallel()
+	st := groupCommitStore(t)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := st.InTx(context.Background(), func(exec func(string, ...any) error) error { return nil })
+	if !errors.Is(err, sqlstore.ErrClosed) {
+		t.Fatalf("write after Close: %v", err)
+	}
+}
