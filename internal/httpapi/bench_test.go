@@ -15,21 +15,27 @@ import (
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
+// benchServer is a server on a fresh database of eng with an unbounded
+// rate limit, and a key with every scope.
+func benchServer(b *testing.B, eng testenv.Engine) (*Server, string) {
+	if eng.Name == "postgres" {
+		testenv.PostgresURL(b)
+	}
+	st := eng.NewStore(b)
+	key := mintKeyB(b, st)
+	var lim ratelimit.Limiter = ratelimit.NewMemory()
+	if st.Engine() == "postgres" {
+		lim = ratelimit.NewShared(st)
+	}
+	return New(Config{RateLimit: 1 << 30}, st, clock.NewFake(start), lim, slog.New(slog.NewJSONHandler(io.Discard, nil))), key
+}
+
 // BenchmarkAuthenticatedRequest measures the fixed cost every call pays:
 // request id, log line, key lookup by hash, scope check, rate count, JSON.
 func BenchmarkAuthenticatedRequest(b *testing.B) {
 	for _, eng := range testenv.Engines {
 		b.Run(eng.Name, func(b *testing.B) {
-			if eng.Name == "postgres" {
-				testenv.PostgresURL(b)
-			}
-			st := eng.NewStore(b)
-			key := mintKeyB(b, st)
-			var lim ratelimit.Limiter = ratelimit.NewMemory()
-			if st.Engine() == "postgres" {
-				lim = ratelimit.NewShared(st)
-			}
-			s := New(Config{RateLimit: 1 << 30}, st, clock.NewFake(start), lim, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			s, key := benchServer(b, eng)
 			s.handle("GET /bench", "", func(w http.ResponseWriter, r *http.Request) error {
 				return writeJSON(w, http.StatusOK, statusView{Status: "ok"})
 			})
@@ -73,16 +79,8 @@ func BenchmarkDecodeUpsertBody(b *testing.B) {
 func BenchmarkUpsertPerson(b *testing.B) {
 	for _, eng := range testenv.Engines {
 		b.Run(eng.Name, func(b *testing.B) {
-			if eng.Name == "postgres" {
-				testenv.PostgresURL(b)
-			}
-			st := eng.NewStore(b)
-			key := mintKeyB(b, st)
-			var lim ratelimit.Limiter = ratelimit.NewMemory()
-			if st.Engine() == "postgres" {
-				lim = ratelimit.NewShared(st)
-			}
-			h := New(Config{RateLimit: 1 << 30}, st, clock.NewFake(start), lim, slog.New(slog.NewJSONHandler(io.Discard, nil))).Handler()
+			s, key := benchServer(b, eng)
+			h := s.Handler()
 			upsert := func(n int, want int) {
 				req := httptest.NewRequest("POST", "/persons", strings.NewReader(fmt.Sprintf(upsertBody, n, n)))
 				req.Header.Set("Authorization", "Bearer "+key)
