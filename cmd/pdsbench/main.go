@@ -269,6 +269,15 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 		return nil, nil, err
 	}
 	defer st.Close()
+	// The raw INSERTs left their counts as deltas; fold them as the server
+	// would in the background, before measuring.
+	t0 = time.Now()
+	if f, ok := st.(interface{ FoldTimelines(context.Context) error }); ok {
+		if err := f.FoldTimelines(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	logf("counts folded in %s", time.Since(t0).Round(time.Millisecond))
 	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, limiterFor(st),
 		slog.New(slog.DiscardHandler)).Handler())
 	if err != nil {

@@ -1,6 +1,10 @@
 package postgres
 
-import "github.com/pds-dev/pds/internal/store/sqlstore"
+import (
+	"database/sql"
+
+	"github.com/pds-dev/pds/internal/store/sqlstore"
+)
 
 // Dialect is PostgreSQL's SQL where it differs: writers run in parallel, so
 // a transaction locks the rows it reads before it changes them, and job
@@ -14,4 +18,7 @@ var Dialect = sqlstore.Dialect{
 	InsertParams:      4096,
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
+	ModifyingCTE:        true,
+	// READ COMMITTED would give each statement of a list its own snapshot.
+	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 }

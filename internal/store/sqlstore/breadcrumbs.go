@@ -117,7 +117,16 @@ const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, proje
 	occurred_at, activity_at, created_at`
 
 // ListBreadcrumbs returns a page of breadcrumbs, newest activity first.
-func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) ([]domain.Breadcrumb, int, error) {
+func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) (out []domain.Breadcrumb, total int, err error) {
+	if f.PersonID == nil && f.CampaignID == nil && f.ProjectID == nil {
+		err = s.inReadTx(ctx, func(q querier) error {
+			out, total, err = breadcrumbTimeline(ctx, q, accountID, f, p)
+			return err
+		})
+		return out, total, err
+	}
+	// A person's breadcrumbs are few; a campaign's or a project's are
+	// counted row by row.
 	var args sqlArgs
 	where := `account_id = ` + args.add(accountID)
 	for _, eq := range []struct {
@@ -135,6 +144,38 @@ func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.
 		where += ` AND activity_at <= ` + args.add(f.Until.UnixMilli())
 	}
 	return listPage(ctx, s.reader(), breadcrumbColumns, `breadcrumbs WHERE `+where, `activity_at DESC, id DESC`, args, p, scanBreadcrumb)
+}
+
+// breadcrumbTimeline reads a page of the account's breadcrumbs, or those
+// of one flavor, between since and until, newest first, counted and located
+// through the account's breadcrumb timelines.
+func breadcrumbTimeline(ctx context.Context, q querier, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) ([]domain.Breadcrumb, int, error) {
+	var flavor sqlArgs
+	account := flavor.add(accountID)
+	where := `account_id = ` + account
+	if f.Flavor != nil {
+		where += ` AND flavor = ` + flavor.add(*f.Flavor)
+	}
+	r := timelineRange{tl: breadcrumbsTimeline(accountID, f.Flavor), lo: timelineMin, hi: timelineMax}
+	if f.Since != nil {
+		r.lo = ceilMillis(*f.Since)
+	}
+	if f.Until != nil {
+		r.hi = f.Until.UnixMilli() + 1
+	}
+	r.rows = func(ctx context.Context, q querier, lo, hi int64) (int, error) {
+		args := append(sqlArgs(nil), flavor...)
+		var n int
+		err := q.queryRow(ctx, `SELECT COUNT(*) FROM breadcrumbs WHERE `+where+
+			` AND activity_at >= `+args.add(lo)+` AND activity_at < `+args.add(hi), args...).Scan(&n)
+		return n, err
+	}
+	return timelinePage(ctx, q, r, true, p, func(pos position, limit int) ([]domain.Breadcrumb, error) {
+		args := append(sqlArgs(nil), flavor...)
+		return queryAll(ctx, q, scanBreadcrumb, `SELECT `+breadcrumbColumns+` FROM breadcrumbs WHERE `+where+
+			` AND activity_at >= `+args.add(r.lo)+` AND activity_at < `+args.add(pos.bound)+
+			` ORDER BY activity_at DESC, id DESC LIMIT `+args.add(limit)+` OFFSET `+args.add(pos.skip), args...)
+	})
 }
 
 func scanBreadcrumb(sc scanner) (domain.Breadcrumb, error) {

@@ -32,3 +32,16 @@ func (s *Store) InTx(ctx context.Context, fn func(exec func(query string, args .
 
 // Reader is the store's read pool.
 func (s *Store) Reader() *sql.DB { return s.r }
+
+// StopFolding stops the background timeline fold, so that a test controls
+// when deltas are folded (FoldTimelines) and counts only its own statements.
+func (s *Store) StopFolding() { s.folder.close() }
+
+// Cover exposes cover for its table test: each span as [level, from, to].
+func Cover(from, to int64) [][3]int64 {
+	var out [][3]int64
+	for _, s := range cover(from, to) {
+		out = append(out, [3]int64{int64(s.level), s.from, s.to})
+	}
+	return out
+}

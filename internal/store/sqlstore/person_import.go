@@ -66,6 +66,9 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	if err != nil {
 		return store.PersonImportCounts{}, err
 	}
+	// The import is committed; its counts are exact whether folded now or
+	// by the background folder later, so a failure here is not the import's.
+	_ = s.FoldTimelines(ctx)
 	return counts, nil
 }
 

@@ -148,17 +148,42 @@ func (a *sqlArgs) inList(ids []string) string {
 }
 
 // ListPersons returns a page of the persons a selection names.
-func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error) {
-	where, args, err := personFilter(accountID, sel)
-	if err != nil {
-		return nil, 0, err
-	}
-	q := s.reader()
-	out, total, err := listPage(ctx, q, personColumns, `persons WHERE `+where, `last_seen_at, id`, args, p, scanPerson)
-	if err != nil {
-		return nil, 0, err
-	}
-	return out, total, attachDetails(ctx, q, accountID, out)
+func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) (out []domain.Person, total int, err error) {
+	err = s.inReadTx(ctx, func(q querier) error {
+		if sel.Mode == domain.PersonWindow && sel.ExternalID == nil && len(sel.TagIDs) == 0 {
+			out, total, err = personWindow(ctx, q, accountID, sel.Since, p)
+		} else {
+			where, args, ferr := personFilter(accountID, sel)
+			if ferr != nil {
+				return ferr
+			}
+			out, total, err = listPage(ctx, q, personColumns, `persons WHERE `+where, `last_seen_at, id`, args, p, scanPerson)
+		}
+		if err != nil {
+			return err
+		}
+		return attachDetails(ctx, q, accountID, out)
+	})
+	return out, total, err
+}
+
+// personWindow reads a page of the persons last seen at or after since,
+// counted and located through the account's persons timeline.
+func personWindow(ctx context.Context, q querier, accountID string, since time.Time, p domain.PageRequest) ([]domain.Person, int, error) {
+	r := timelineRange{tl: personsTimeline(accountID), lo: ceilMillis(since), hi: timelineMax,
+		rows: func(ctx context.Context, q querier, lo, hi int64) (int, error) {
+			var n int
+			err := q.queryRow(ctx, `SELECT COUNT(*) FROM persons WHERE account_id = $1 AND last_seen_at >= $2 AND last_seen_at < $3`,
+				accountID, lo, hi).Scan(&n)
+			return n, err
+		}}
+	return timelinePage(ctx, q, r, false, p, func(pos position, limit int) ([]domain.Person, error) {
+		// The skipped rows are read from the index alone; only the page's
+		// rows are fetched.
+		return queryAll(ctx, q, scanPerson, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id IN (
+			SELECT id FROM persons WHERE account_id = $1 AND last_seen_at >= $2 ORDER BY last_seen_at, id LIMIT $3 OFFSET $4)
+			ORDER BY last_seen_at, id`, accountID, pos.bound, limit, pos.skip)
+	})
 }
 
 // personFilter builds the WHERE clause of a selection. A window reads by

@@ -96,12 +96,14 @@ func (rs rawStore) seedAccount(t testing.TB, n int) (string, []string) {
 }
 
 // TestListPersonsQueryCount holds a page of persons to a fixed number of
-// statements, whatever its size: the count, the page, the tags of the whole
-// page and the custom field values of the whole page.
+// statements, whatever its size: the count (in window mode the two partial
+// seconds at the ends and the buckets between them), the page, the tags of
+// the whole page and the custom field values of the whole page.
 func TestListPersonsQueryCount(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rs := openCounting(t, eng)
+		rs.StopFolding()
 		acc, tags := rs.seedAccount(t, 150)
 		rs.seedAccount(t, 10)
 		ctx := context.Background()
@@ -111,11 +113,12 @@ func TestListPersonsQueryCount(t *testing.T) {
 			q     domain.PersonSelection
 			size  int
 			items int
+			want  int64
 		}{
-			{"window, 100", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 100, 100},
-			{"window, 10", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 10, 10},
-			{"window with tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 100, 15},
-			{"lookup", domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P3@seed.test"}, 25, 1},
+			{"window, 100", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 100, 100, 6},
+			{"window, 10", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 10, 10, 6},
+			{"window with tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 100, 15, 4},
+			{"lookup", domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P3@seed.test"}, 25, 1, 4},
 		} {
 			var got []domain.Person
 			n := rs.countStatements(func() {
@@ -131,8 +134,8 @@ func TestListPersonsQueryCount(t *testing.T) {
 			if len(got) > 0 && (len(got[0].TagIDs) != 3 || len(got[0].CustomFields) != 3) {
 				t.Fatalf("%s: item without its tags or values: %+v", tc.name, got[0])
 			}
-			if n != 4 {
-				t.Fatalf("%s: %d statements for a page of %d, want 4", tc.name, n, len(got))
+			if n != tc.want {
+				t.Fatalf("%s: %d statements for a page of %d, want %d", tc.name, n, len(got), tc.want)
 			}
 			t.Logf("%s: %d items in %d statements", tc.name, len(got), n)
 		}

@@ -44,6 +44,13 @@ type Dialect struct {
 	// they share the wait for the disk. An engine whose writers run in
 	// parallel keeps one transaction per call.
 	GroupCommit bool
+	// ModifyingCTE says a WITH clause may delete rows and hand them to the
+	// statement it heads (PostgreSQL), which lets the timeline fold take
+	// exactly the deltas it counts while writers run alongside.
+	ModifyingCTE bool
+	// ReadSnapshot opens a read transaction whose statements all see one
+	// snapshot (a list's total and its page must agree).
+	ReadSnapshot *sql.TxOptions
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -63,6 +70,8 @@ type Store struct {
 
 	// gc runs inTx's transactions when the dialect asks for group commit.
 	gc *committer
+	// folder folds timeline deltas into their buckets in the background.
+	folder *folder
 }
 
 type stmtKey struct {
@@ -76,6 +85,7 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	if d.GroupCommit {
 		s.gc = newCommitter(s)
 	}
+	s.folder = startFolder(s)
 	return s
 }
 
@@ -99,6 +109,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close stops the committer (answering the writes still queued), then
 // closes the pools and the prepared statements.
 func (s *Store) Close() error {
+	s.folder.close()
 	if s.gc != nil {
 		s.gc.close()
 	}
@@ -241,6 +252,26 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 	}()
 	if err := fn(querier{s: s, db: s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}); err != nil {
 		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// inReadTx runs fn in one read-only transaction, so that its statements
+// see one snapshot.
+func (s *Store) inReadTx(ctx context.Context, fn func(q querier) error) error {
+	tx, err := s.r.BeginTx(ctx, s.dialect.ReadSnapshot)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a read-only transaction has nothing to keep
+	var misses []string
+	defer func() {
+		for _, q := range misses {
+			_, _ = s.stmt(ctx, s.r, q)
+		}
+	}()
+	if err := fn(querier{s: s, db: s.r, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -1,0 +1,215 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store/sqlstore"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+// TestCover checks that the spans of a range are whole buckets, in order,
+// cover the range exactly, and are few.
+func TestCover(t *testing.T) {
+	t.Parallel()
+	width := func(level int64) int64 {
+		w := int64(1)
+		for range level {
+			w *= 64
+		}
+		return w
+	}
+	for _, tc := range []struct{ from, to int64 }{
+		{0, 1}, {0, 64}, {1, 64}, {0, 65}, {63, 4097}, {-5, 5}, {-1 << 40, 1 << 40},
+		{1_763_000_000, 1_765_600_000}, {-(1 << 43), 1 << 43}, {100, 101}, {4095, 4097},
+	} {
+		spans := sqlstore.Cover(tc.from, tc.to)
+		at := tc.from
+		for _, s := range spans {
+			w := width(s[0])
+			if s[1] >= s[2] || s[1]*w != at {
+				t.Fatalf("cover(%d, %d) = %v: span %v does not start at %d", tc.from, tc.to, spans, s, at)
+			}
+			at = s[2] * w
+		}
+		if at != tc.to {
+			t.Fatalf("cover(%d, %d) = %v ends at %d", tc.from, tc.to, spans, at)
+		}
+		if len(spans) > 9 {
+			t.Fatalf("cover(%d, %d) has %d spans", tc.from, tc.to, len(spans))
+		}
+	}
+}
+
+// TestTimelineListsMatchCounting lists persons in window mode and breadcrumbs
+// through the timelines and compares every page and total with a plain
+// COUNT and OFFSET over the same rows: with every change still a delta,
+// after persons moved and breadcrumbs were replayed, and after folding.
+func TestTimelineListsMatchCounting(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rs := openCounting(t, eng)
+		rs.StopFolding()
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(8, 8))
+		acc, other := domain.NewID("acc"), domain.NewID("acc")
+		base := seedEpoch.UnixMilli()
+		for _, a := range []string{acc, other} {
+			rs.exec(t, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)`, a, "timeline", base)
+		}
+		// Times cluster the way imports and bursts do: many in one
+		// millisecond, many in one second, and some spread over weeks.
+		when := func() int64 {
+			switch rng.IntN(4) {
+			case 0:
+				return base
+			case 1:
+				return base + rng.Int64N(1000)
+			case 2:
+				return base + rng.Int64N(200_000)
+			default:
+				return base + rng.Int64N(40*24*3600*1000) - 20*24*3600*1000
+			}
+		}
+		var persons, crumbs [][]any
+		for i := range 1500 {
+			a := acc
+			if i%10 == 0 {
+				a = other
+			}
+			id := fmt.Sprintf("per_%05d", i)
+			persons = append(persons, []any{id, a, domain.UpsertCreated, base, when()})
+			for j := range 2 {
+				activity := when()
+				if rng.IntN(50) == 0 {
+					activity = -rng.Int64N(1 << 40) // before 1970
+				}
+				crumbs = append(crumbs, []any{fmt.Sprintf("bc_%05d_%d", i, j), a, []string{"web", "mail", "call"}[rng.IntN(3)], id, activity, base})
+			}
+		}
+		rs.insertRows(t, "persons", "id, account_id, upsert_result, created_at, last_seen_at", persons)
+		rs.insertRows(t, "breadcrumbs", "id, account_id, flavor, person_id, activity_at, created_at", crumbs)
+
+		check := func(stage string) {
+			t.Helper()
+			for range 25 {
+				since := time.UnixMilli(base + rng.Int64N(25*24*3600*1000) - 21*24*3600*1000)
+				if rng.IntN(4) == 0 {
+					since = time.UnixMilli(base + rng.Int64N(2000) - 1000).Add(time.Duration(rng.IntN(1000)) * time.Microsecond)
+				}
+				page := domain.PageRequest{Page: 1 + rng.IntN(40), Size: 1 + rng.IntN(30)}
+				got, total, err := rs.ListPersons(ctx, acc, domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, page)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo := since.UnixMilli()
+				if since.After(time.UnixMilli(lo)) {
+					lo++
+				}
+				want, wantTotal := rs.ids(t, `persons WHERE account_id = ? AND last_seen_at >= ?`, `last_seen_at, id`, page, acc, lo)
+				if total != wantTotal || !slices.Equal(personIDs(got), want) {
+					t.Fatalf("%s: persons since %v, %+v: total %d, %v; want %d, %v", stage, since, page, total, personIDs(got), wantTotal, want)
+				}
+			}
+			for range 40 {
+				var f domain.BreadcrumbFilter
+				where, args := `account_id = ?`, []any{acc}
+				if rng.IntN(2) == 0 {
+					flavor := []string{"web", "mail", "call", "none"}[rng.IntN(4)]
+					f.Flavor = &flavor
+					where, args = where+` AND flavor = ?`, append(args, flavor)
+				}
+				if rng.IntN(2) == 0 {
+					since := time.UnixMilli(when()).Add(time.Duration(rng.IntN(1000)) * time.Microsecond)
+					f.Since = &since
+					lo := since.UnixMilli()
+					if since.After(time.UnixMilli(lo)) {
+						lo++
+					}
+					where, args = where+` AND activity_at >= ?`, append(args, lo)
+				}
+				if rng.IntN(2) == 0 {
+					until := time.UnixMilli(when())
+					f.Until = &until
+					where, args = where+` AND activity_at <= ?`, append(args, until.UnixMilli())
+				}
+				page := domain.PageRequest{Page: 1 + rng.IntN(60), Size: 1 + rng.IntN(30)}
+				got, total, err := rs.ListBreadcrumbs(ctx, acc, f, page)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantTotal := rs.ids(t, `breadcrumbs WHERE `+where, `activity_at DESC, id DESC`, page, args...)
+				var ids []string
+				for _, b := range got {
+					ids = append(ids, b.ID)
+				}
+				if total != wantTotal || !slices.Equal(ids, want) {
+					t.Fatalf("%s: breadcrumbs %s %v, %+v: total %d, %v; want %d, %v", stage, where, args, page, total, ids, wantTotal, want)
+				}
+			}
+		}
+
+		check("deltas only")
+		if err := rs.FoldTimelines(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check("folded")
+		// Persons seen again move forward, some within their second;
+		// replayed breadcrumbs change flavor and time.
+		for i := 0; i < 1500; i += 3 {
+			rs.exec(t, `UPDATE persons SET last_seen_at = last_seen_at + ? WHERE id = ?`, rng.Int64N(3*24*3600*1000), fmt.Sprintf("per_%05d", i))
+			rs.exec(t, `UPDATE breadcrumbs SET flavor = ?, activity_at = ? WHERE id = ?`, "mail", when(), fmt.Sprintf("bc_%05d_0", i))
+		}
+		check("moved, partly folded")
+		if err := rs.FoldTimelines(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check("moved and folded")
+	})
+}
+
+// ids reads one page of ids the plain way, with the total.
+func (rs rawStore) ids(t *testing.T, fromWhere, orderBy string, page domain.PageRequest, args ...any) ([]string, int) {
+	t.Helper()
+	var total int
+	q := `SELECT COUNT(*) FROM ` + fromWhere
+	if rs.Engine() == "postgres" {
+		n := 0
+		q = rebindAll(q, func() string { n++; return fmt.Sprintf("$%d", n) })
+	}
+	if err := rs.db.QueryRow(q, args...).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	q = fmt.Sprintf(`SELECT id FROM %s ORDER BY %s LIMIT %d OFFSET %d`, fromWhere, orderBy, page.Size, page.Offset())
+	if rs.Engine() == "postgres" {
+		n := 0
+		q = rebindAll(q, func() string { n++; return fmt.Sprintf("$%d", n) })
+	}
+	rows, err := rs.db.Query(q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, id)
+	}
+	return out, total
+}
+
+func personIDs(ps []domain.Person) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.ID)
+	}
+	return out
+}
