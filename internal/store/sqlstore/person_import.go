@@ -326,7 +326,7 @@ func (im *personImporter) flush() error {
 		{`persons (id, account_id, email, email_norm, external_id, f_id, first_name, last_name, phone, upsert_result, created_at, last_seen_at)`,
 			`?, $1, ?, ?, ?, ?, ?, ?, ?, $2, $3, $3`, []any{im.accountID, domain.UpsertCreated, now}, persons},
 		{`person_field_values (account_id, person_id, field_id, value)`, `$1, ?, ?, ?`, []any{im.accountID}, values},
-		{`person_tags (account_id, person_id, tag_id, created_at)`, `$1, ?, ?, $2`, []any{im.accountID, now}, tags},
+		{`person_tags (account_id, person_id, tag_id, created_at, last_seen_at)`, `$1, ?, ?, $2, $2`, []any{im.accountID, now}, tags},
 		// The person is new, so it has no burst yet: this opens its first.
 		{`bursts (person_id, account_id, event, opened_at, last_change_at, due_at)`, `?, $1, $2, $3, $3, $4`,
 			[]any{im.accountID, domain.EventPersonCreated, now, due}, bursts},
@@ -422,7 +422,8 @@ func (im *personImporter) checkTags(tags []string) error {
 func (im *personImporter) attachTags(personID string, tags []string) (bool, error) {
 	added := false
 	for _, t := range tags {
-		res, err := im.q.exec(im.ctx, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at) VALUES ($1, $2, $3, $4)
+		res, err := im.q.exec(im.ctx, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at, last_seen_at)
+			SELECT $1, $2, $3, $4, p.last_seen_at FROM persons p WHERE p.account_id = $1 AND p.id = $2
 			ON CONFLICT (person_id, tag_id) DO NOTHING`, im.accountID, personID, t, im.w.Now.UnixMilli())
 		if err != nil {
 			return false, err

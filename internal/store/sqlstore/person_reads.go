@@ -150,9 +150,12 @@ func (a *sqlArgs) inList(ids []string) string {
 // ListPersons returns a page of the persons a selection names.
 func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) (out []domain.Person, total int, err error) {
 	err = s.inReadTx(ctx, func(q querier) error {
-		if sel.Mode == domain.PersonWindow && sel.ExternalID == nil && len(sel.TagIDs) == 0 {
+		switch {
+		case sel.Mode == domain.PersonWindow && sel.ExternalID == nil && len(sel.TagIDs) == 0:
 			out, total, err = personWindow(ctx, q, accountID, sel.Since, p)
-		} else {
+		case sel.Mode == domain.PersonWindow && sel.ExternalID == nil:
+			out, total, err = personTagWindow(ctx, q, accountID, sel.Since, sel.TagIDs, p)
+		default:
 			where, args, ferr := personFilter(accountID, sel)
 			if ferr != nil {
 				return ferr
@@ -199,14 +202,11 @@ func personFilter(accountID string, sel domain.PersonSelection) (string, sqlArgs
 		if sel.ExternalID != nil {
 			where += ` AND external_id = ` + args.add(*sel.ExternalID)
 		}
-		if tags := dedupe(sel.TagIDs); len(tags) > 0 {
-			// A person holds all n tags when n of its links point at them;
-			// an archived or unknown id matches no link, so nobody qualifies.
-			in := args.inList(tags)
-			where += ` AND id IN (SELECT pt.person_id FROM person_tags pt
-				JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
-				WHERE pt.account_id = ` + account + ` AND pt.tag_id IN (` + in + `)
-				GROUP BY pt.person_id HAVING COUNT(*) = ` + args.add(len(tags)) + `)`
+		// With an external_id the window holds at most one person: each
+		// tag is one probe. An archived or unknown tag is held by nobody.
+		for _, tag := range dedupe(sel.TagIDs) {
+			where += ` AND EXISTS (SELECT 1 FROM person_tags pt JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id
+				AND t.archived_at IS NULL WHERE pt.person_id = persons.id AND pt.tag_id = ` + args.add(tag) + `)`
 		}
 	case domain.PersonByExternalID:
 		where += ` AND external_id = ` + args.add(sel.Key)

@@ -97,7 +97,8 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 		}
 		added := false
 		for _, t := range tags {
-			res, err := q.exec(ctx, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at) VALUES ($1, $2, $3, $4)
+			res, err := q.exec(ctx, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at, last_seen_at)
+				SELECT $1, $2, $3, $4, p.last_seen_at FROM persons p WHERE p.account_id = $1 AND p.id = $2
 				ON CONFLICT (person_id, tag_id) DO NOTHING`, accountID, id, t, w.Now.UnixMilli())
 			if err != nil {
 				return "", 0, err

@@ -83,14 +83,14 @@ func (rs rawStore) seedAccount(t testing.TB, n int) (string, []string) {
 		seen := ms + int64(i)*1000
 		personRows = append(personRows, []any{id, acc, email, email, fmt.Sprintf("ext-%d", i), "Seed", domain.UpsertCreated, ms, seen})
 		for k := range 3 {
-			linkRows = append(linkRows, []any{acc, id, tags[(i+k*7)%len(tags)], ms})
+			linkRows = append(linkRows, []any{acc, id, tags[(i+k*7)%len(tags)], ms, seen})
 			valueRows = append(valueRows, []any{acc, id, fields[(i+k)%len(fields)], fmt.Sprintf("value %d", i)})
 		}
 	}
 	rs.insertRows(t, "tags", "id, account_id, name, context, created_at", tagRows)
 	rs.insertRows(t, "custom_fields", "id, account_id, collection, data_type, key, form_type, created_at", fieldRows)
 	rs.insertRows(t, "persons", "id, account_id, email, email_norm, external_id, first_name, upsert_result, created_at, last_seen_at", personRows)
-	rs.insertRows(t, "person_tags", "account_id, person_id, tag_id, created_at", linkRows)
+	rs.insertRows(t, "person_tags", "account_id, person_id, tag_id, created_at, last_seen_at", linkRows)
 	rs.insertRows(t, "person_field_values", "account_id, person_id, field_id, value", valueRows)
 	return acc, tags
 }
@@ -117,7 +117,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 		}{
 			{"window, 100", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 100, 100, 6},
 			{"window, 10", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 10, 10, 6},
-			{"window with tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 100, 15, 4},
+			{"window with tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 100, 15, 6},
 			{"lookup", domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P3@seed.test"}, 25, 1, 4},
 		} {
 			var got []domain.Person

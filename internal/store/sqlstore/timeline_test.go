@@ -46,8 +46,8 @@ func TestCover(t *testing.T) {
 	}
 }
 
-// TestTimelineListsMatchCounting lists persons in window mode and breadcrumbs
-// through the timelines and compares every page and total with a plain
+// TestTimelineListsMatchCounting lists persons in window mode (with and
+// without tag_ids) and breadcrumbs and compares every page and total with a plain
 // COUNT and OFFSET over the same rows: with every change still a delta,
 // after persons moved and breadcrumbs were replayed, and after folding.
 func TestTimelineListsMatchCounting(t *testing.T) {
@@ -92,7 +92,30 @@ func TestTimelineListsMatchCounting(t *testing.T) {
 				crumbs = append(crumbs, []any{fmt.Sprintf("bc_%05d_%d", i, j), a, []string{"web", "mail", "call"}[rng.IntN(3)], id, activity, base})
 			}
 		}
+		// Three tags held by a half, a third and a fifth of the persons,
+		// and an archived one held by everyone.
+		tags := []string{domain.NewID("tag"), domain.NewID("tag"), domain.NewID("tag"), domain.NewID("tag")}
+		var tagRows, links [][]any
+		for i, tag := range tags {
+			var archived any
+			if i == 3 {
+				archived = base
+			}
+			tagRows = append(tagRows, []any{tag, acc, tag, "person", base, archived})
+		}
+		for i, p := range persons {
+			if p[1] != acc {
+				continue
+			}
+			for j, every := range []int{2, 3, 5, 1} {
+				if rng.IntN(every) == 0 || (j == 3 && i%2 == 0) {
+					links = append(links, []any{acc, p[0], tags[j], base, p[4]})
+				}
+			}
+		}
 		rs.insertRows(t, "persons", "id, account_id, upsert_result, created_at, last_seen_at", persons)
+		rs.insertRows(t, "tags", "id, account_id, name, context, created_at, archived_at", tagRows)
+		rs.insertRows(t, "person_tags", "account_id, person_id, tag_id, created_at, last_seen_at", links)
 		rs.insertRows(t, "breadcrumbs", "id, account_id, flavor, person_id, activity_at, created_at", crumbs)
 
 		check := func(stage string) {
@@ -114,6 +137,23 @@ func TestTimelineListsMatchCounting(t *testing.T) {
 				want, wantTotal := rs.ids(t, `persons WHERE account_id = ? AND last_seen_at >= ?`, `last_seen_at, id`, page, acc, lo)
 				if total != wantTotal || !slices.Equal(personIDs(got), want) {
 					t.Fatalf("%s: persons since %v, %+v: total %d, %v; want %d, %v", stage, since, page, total, personIDs(got), wantTotal, want)
+				}
+
+				// The same window with tags, the archived one among them now and then.
+				held := []string{tags[rng.IntN(3)], tags[rng.IntN(4)], tags[rng.IntN(3)]}[:1+rng.IntN(3)]
+				page.Page = 1 + rng.IntN(10)
+				got, total, err = rs.ListPersons(ctx, acc, domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: held}, page)
+				if err != nil {
+					t.Fatal(err)
+				}
+				where, args := `persons WHERE account_id = ? AND last_seen_at >= ?`, []any{acc, lo}
+				for _, tag := range held {
+					where += ` AND id IN (SELECT person_id FROM person_tags pt JOIN tags t ON t.id = pt.tag_id WHERE t.archived_at IS NULL AND t.id = ?)`
+					args = append(args, tag)
+				}
+				want, wantTotal = rs.ids(t, where, `last_seen_at, id`, page, args...)
+				if total != wantTotal || !slices.Equal(personIDs(got), want) {
+					t.Fatalf("%s: persons since %v with tags %v, %+v: total %d, %v; want %d, %v", stage, since, held, page, total, personIDs(got), wantTotal, want)
 				}
 			}
 			for range 40 {

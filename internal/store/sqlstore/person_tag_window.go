@@ -1,0 +1,51 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// personTagWindow reads a page of the persons last seen at or after since
+// that hold every one of tags. Each tag link carries its person's last-seen
+// time (person_tags_seen), so the holders of the first tag in the window
+// are one index range already in list order, and each further tag is one
+// primary-key probe per holder: no sort, and no visit to persons except
+// for the page itself.
+func personTagWindow(ctx context.Context, q querier, accountID string, since time.Time, tags []string, p domain.PageRequest) ([]domain.Person, int, error) {
+	tags = dedupe(tags)
+	// An archived or unknown tag is held by nobody that counts.
+	var args sqlArgs
+	account := args.add(accountID)
+	var live int
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM tags WHERE account_id = `+account+
+		` AND archived_at IS NULL AND id IN (`+args.inList(tags)+`)`, args...).Scan(&live); err != nil {
+		return nil, 0, err
+	}
+	if live < len(tags) {
+		return []domain.Person{}, 0, nil
+	}
+
+	args = sqlArgs{}
+	account = args.add(accountID)
+	holders := `person_tags h WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) +
+		` AND h.last_seen_at >= ` + args.add(ceilMillis(since))
+	for _, tag := range tags[1:] {
+		holders += ` AND EXISTS (SELECT 1 FROM person_tags o WHERE o.person_id = h.person_id AND o.account_id = h.account_id AND o.tag_id = ` + args.add(tag) + `)`
+	}
+	ids, total, err := listPage(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p,
+		func(sc scanner) (string, error) {
+			var id string
+			err := sc.Scan(&id)
+			return id, err
+		})
+	if err != nil || len(ids) == 0 {
+		return []domain.Person{}, total, err
+	}
+	args = sqlArgs{}
+	account = args.add(accountID)
+	page, err := queryAll(ctx, q, scanPerson, `SELECT `+personColumns+` FROM persons WHERE account_id = `+account+
+		` AND id IN (`+args.inList(ids)+`) ORDER BY last_seen_at, id`, args...)
+	return page, total, err
+}
