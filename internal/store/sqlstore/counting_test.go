@@ -63,6 +63,7 @@ var registerCounting = sync.OnceFunc(func() {
 type rawStore struct {
 	*sqlstore.Store
 	db         *sql.DB
+	dsn        string
 	statements *atomic.Int64
 }
 
@@ -101,7 +102,7 @@ func openCounting(t testing.TB, eng testenv.Engine) rawStore {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return rawStore{Store: st, db: db, statements: counterFor(target)}
+	return rawStore{Store: st, db: db, dsn: target, statements: counterFor(target)}
 }
 
 func countingIsUnique(err error) bool {
@@ -128,12 +129,60 @@ func (d countingDriver) Open(name string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: c, statements: counterFor(name)}, nil
+	return &countingConn{Conn: c, statements: counterFor(name), recorder: recorderFor(name)}, nil
 }
 
 type countingConn struct {
 	driver.Conn
 	statements *atomic.Int64
+	recorder   *recorder
+}
+
+// recorder keeps the queries a database runs, with their arguments, while
+// it is on (see recordQueries).
+type recorder struct {
+	mu      sync.Mutex
+	on      bool
+	queries []recordedQuery
+}
+
+type recordedQuery struct {
+	query string
+	args  []any
+}
+
+var recorders sync.Map // database -> *recorder
+
+func recorderFor(dsn string) *recorder {
+	r, _ := recorders.LoadOrStore(databaseOf(dsn), new(recorder))
+	return r.(*recorder)
+}
+
+func (r *recorder) add(query string, args []driver.NamedValue) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.on {
+		return
+	}
+	vals := make([]any, len(args))
+	for i, a := range args {
+		vals[i] = a.Value
+	}
+	r.queries = append(r.queries, recordedQuery{query, vals})
+}
+
+// recordQueries runs fn and returns the queries (not other statements) it
+// ran on this store's database.
+func (rs rawStore) recordQueries(fn func()) []recordedQuery {
+	r := recorderFor(rs.dsn)
+	r.mu.Lock()
+	r.on, r.queries = true, nil
+	r.mu.Unlock()
+	fn()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.on = false
+	return r.queries
 }
 
 func (c *countingConn) Prepare(query string) (driver.Stmt, error) {
@@ -153,7 +202,7 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 	if err != nil {
 		return nil, err
 	}
-	return &countingStmt{Stmt: st, statements: c.statements}, nil
+	return &countingStmt{Stmt: st, statements: c.statements, recorder: c.recorder, query: query}, nil
 }
 
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
@@ -180,6 +229,8 @@ func (c *countingConn) ResetSession(ctx context.Context) error {
 type countingStmt struct {
 	driver.Stmt
 	statements *atomic.Int64
+	recorder   *recorder
+	query      string
 }
 
 func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
@@ -192,6 +243,7 @@ func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue
 
 func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	s.statements.Add(1)
+	s.recorder.add(s.query, args)
 	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
 		return q.QueryContext(ctx, args)
 	}

@@ -181,12 +181,47 @@ func personWindow(ctx context.Context, q querier, accountID string, since time.T
 			return n, err
 		}}
 	return timelinePage(ctx, q, r, false, p, func(pos position, limit int) ([]domain.Person, error) {
-		// The skipped rows are read from the index alone; only the page's
-		// rows are fetched.
-		return queryAll(ctx, q, scanPerson, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id IN (
-			SELECT id FROM persons WHERE account_id = $1 AND last_seen_at >= $2 ORDER BY last_seen_at, id LIMIT $3 OFFSET $4)
-			ORDER BY last_seen_at, id`, accountID, pos.bound, limit, pos.skip)
+		ids, err := queryAll(ctx, q, scanID, `SELECT id FROM persons WHERE account_id = $1 AND last_seen_at >= $2
+			ORDER BY last_seen_at, id LIMIT $3 OFFSET $4`, accountID, pos.bound, limit, pos.skip)
+		if err != nil {
+			return nil, err
+		}
+		return personsByID(ctx, q, accountID, ids)
 	})
+}
+
+// personsByID reads the persons of a page in the order of their ids. The
+// page's order comes from the index that chose the ids; reading the rows
+// apart keeps that read to the index alone, however many rows it skips.
+func personsByID(ctx context.Context, q querier, accountID string, ids []string) ([]domain.Person, error) {
+	if len(ids) == 0 {
+		return []domain.Person{}, nil
+	}
+	var args sqlArgs
+	account := args.add(accountID)
+	rows, err := queryAll(ctx, q, scanPerson, `SELECT `+personColumns+` FROM persons WHERE account_id = `+account+
+		` AND id IN (`+args.inList(ids)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	out := make([]domain.Person, len(ids))
+	for _, p := range rows {
+		out[at[p.ID]] = p
+	}
+	if len(rows) != len(ids) {
+		return nil, fmt.Errorf("persons of a page: %d of %d ids found in one snapshot", len(rows), len(ids))
+	}
+	return out, nil
+}
+
+func scanID(sc scanner) (string, error) {
+	var id string
+	err := sc.Scan(&id)
+	return id, err
 }
 
 // personFilter builds the WHERE clause of a selection. A window reads by

@@ -34,18 +34,10 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 	for _, tag := range tags[1:] {
 		holders += ` AND EXISTS (SELECT 1 FROM person_tags o WHERE o.person_id = h.person_id AND o.account_id = h.account_id AND o.tag_id = ` + args.add(tag) + `)`
 	}
-	ids, total, err := listPage(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p,
-		func(sc scanner) (string, error) {
-			var id string
-			err := sc.Scan(&id)
-			return id, err
-		})
-	if err != nil || len(ids) == 0 {
-		return []domain.Person{}, total, err
+	ids, total, err := listPage(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, scanID)
+	if err != nil {
+		return nil, 0, err
 	}
-	args = sqlArgs{}
-	account = args.add(accountID)
-	page, err := queryAll(ctx, q, scanPerson, `SELECT `+personColumns+` FROM persons WHERE account_id = `+account+
-		` AND id IN (`+args.inList(ids)+`) ORDER BY last_seen_at, id`, args...)
+	page, err := personsByID(ctx, q, accountID, ids)
 	return page, total, err
 }

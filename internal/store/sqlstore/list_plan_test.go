@@ -1,0 +1,215 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+// TestHotQueryPlans runs each hot read the way the API does (window pages
+// near and far, the tag filter, breadcrumb lists with and without a flavor,
+// the key lookup), records every query it sends, and explains each one:
+// none may read a whole table or walk a whole account, nor sort a list
+// (only the rows of one page). PostgreSQL plans with sequential scans priced
+// out, so on a small seeded table the test still fails when no index can
+// serve a query.
+func TestHotQueryPlans(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rs := openCounting(t, eng)
+		rs.StopFolding()
+		ctx := context.Background()
+		acc, tags := rs.seedAccount(t, 3000)
+		rs.seedAccount(t, 300)
+		var crumbs [][]any
+		for i := range 6000 {
+			crumbs = append(crumbs, []any{fmt.Sprintf("bc_%s_%05d", acc, i), acc, []string{"web", "mail"}[i%2],
+				fmt.Sprintf("per_%s_%06d", acc, i%3000), seedEpoch.UnixMilli() + int64(i)*700, seedEpoch.UnixMilli()})
+		}
+		rs.insertRows(t, "breadcrumbs", "id, account_id, flavor, person_id, activity_at, created_at", crumbs)
+		if err := rs.FoldTimelines(ctx); err != nil {
+			t.Fatal(err)
+		}
+		key, secret, err := service.NewKey(service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes}, seedEpoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.CreateKey(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if eng.Name == "postgres" {
+			rs.exec(t, `ANALYZE`)
+		}
+		window := domain.PersonSelection{Mode: domain.PersonWindow, Since: seedEpoch.Add(-time.Hour)}
+		tagged := window
+		tagged.TagIDs = []string{tags[0], tags[7]}
+		web := "web"
+		until := seedEpoch.Add(time.Hour)
+		for _, tc := range []struct {
+			name string
+			read func() error
+		}{
+			{"window, page 1", listPersons(ctx, rs, acc, window, 1)},
+			{"window, deep page", listPersons(ctx, rs, acc, window, 77)},
+			{"window, last page", listPersons(ctx, rs, acc, window, 120)},
+			{"window with two tags", listPersons(ctx, rs, acc, tagged, 1)},
+			{"window with two tags, deep page", listPersons(ctx, rs, acc, tagged, 6)},
+			{"breadcrumbs, page 1", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{}, 1)},
+			{"breadcrumbs, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{}, 150)},
+			{"breadcrumbs by flavor, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{Flavor: &web}, 70)},
+			{"breadcrumbs by flavor until, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{Flavor: &web, Until: &until}, 30)},
+			{"key lookup", func() error {
+				sum := sha256.Sum256([]byte(secret))
+				_, err := rs.KeyByHash(ctx, sum[:])
+				return err
+			}},
+		} {
+			var err error
+			queries := rs.recordQueries(func() { err = tc.read() })
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if len(queries) == 0 {
+				t.Fatalf("%s: no query recorded", tc.name)
+			}
+			for _, q := range queries {
+				plan := explainPriced(t, rs, q.query, q.args)
+				if bad := badPlanLine(q.query, plan); bad != "" {
+					t.Errorf("%s: %q in the plan of\n%s\nplan:\n%s", tc.name, bad, q.query, strings.Join(plan, "\n"))
+				}
+			}
+		}
+	})
+}
+
+func listPersons(ctx context.Context, rs rawStore, acc string, sel domain.PersonSelection, page int) func() error {
+	return func() error {
+		got, total, err := rs.ListPersons(ctx, acc, sel, domain.PageRequest{Page: page, Size: 25})
+		if err == nil && (len(got) == 0 || total == 0) {
+			err = fmt.Errorf("page %d is empty (total %d): the case reads nothing", page, total)
+		}
+		return err
+	}
+}
+
+func listBreadcrumbs(ctx context.Context, rs rawStore, acc string, f domain.BreadcrumbFilter, page int) func() error {
+	return func() error {
+		got, total, err := rs.ListBreadcrumbs(ctx, acc, f, domain.PageRequest{Page: page, Size: 25})
+		if err == nil && (len(got) == 0 || total == 0) {
+			err = fmt.Errorf("page %d is empty (total %d): the case reads nothing", page, total)
+		}
+		return err
+	}
+}
+
+// wholeRead matches a plan line that reads a whole table.
+var wholeRead = regexp.MustCompile(`^SCAN (persons|breadcrumbs|person_tags|person_field_values|tags|custom_fields|timeline_counts|timeline_deltas|api_keys|h|o|pt|t|f|v|p)\b|Seq Scan`)
+
+// accountWide matches a plan line that walks every row of an account in an
+// index of a table that grows with the account (the catalogue's tags and
+// fields are few, and read whole on purpose); the index is the submatch,
+// or on PostgreSQL on the line before.
+var (
+	accountWide = regexp.MustCompile(`^SEARCH \w+ USING (?:COVERING )?INDEX (\w+) \(account_id=\?\)$|^Index Cond: \(account_id = '[^']*'::text\)$()`)
+	usingIndex  = regexp.MustCompile(`using (\w+) on`)
+	growing     = regexp.MustCompile(`^(persons|person_tags|person_field_values|breadcrumbs|timeline|sqlite_autoindex_(persons|person_tags|person_field_values|breadcrumbs))`)
+)
+
+// listSort matches a sort of a list's rows, which an index must deliver in order.
+var listSort = regexp.MustCompile(`USE TEMP B-TREE FOR ORDER BY|Sort Key: .*(last_seen_at|activity_at)`)
+
+// ordersList reports whether a query reads a list in its order, and how
+// many sorts of one page's rows (fetched by their ids) it may make.
+func ordersList(query string) (bool, int) {
+	lists := strings.Contains(query, "ORDER BY last_seen_at") || strings.Contains(query, "ORDER BY h.last_seen_at") ||
+		strings.Contains(query, "ORDER BY activity_at")
+	return lists, strings.Count(query, " id IN (")
+}
+
+func badPlanLine(query string, plan []string) string {
+	lists, pageSorts := ordersList(query)
+	index := ""
+	for _, line := range plan {
+		line = strings.TrimSpace(line)
+		if m := usingIndex.FindStringSubmatch(line); m != nil {
+			index = m[1]
+		}
+		if m := wholeRead.FindString(line); m != "" {
+			return m
+		}
+		if m := accountWide.FindStringSubmatch(line); m != nil {
+			if m[1] != "" {
+				index = m[1]
+			}
+			if growing.MatchString(index) {
+				return m[0] + " (" + index + ")"
+			}
+		}
+		// A count over persons or breadcrumbs reads at most a second's
+		// rows at either end of a window; the buckets count the rest. (The
+		// tag filter counts the holders of a tag, through person_tags.)
+		if strings.HasPrefix(query, "SELECT COUNT(*) FROM persons") || strings.HasPrefix(query, "SELECT COUNT(*) FROM breadcrumbs") {
+			for _, column := range []string{"last_seen_at", "activity_at"} {
+				if n := strings.Count(line, column); n == 1 && !strings.Contains(line, "Filter") {
+					return "a count bounded on one side only: " + line
+				}
+			}
+		}
+		if m := listSort.FindString(line); m != "" && lists {
+			if pageSorts == 0 {
+				return m
+			}
+			pageSorts--
+		}
+	}
+	return ""
+}
+
+// explainPriced explains query; on PostgreSQL with sequential scans (and
+// for a list, sorts) priced out, on a connection of its own.
+func explainPriced(t *testing.T, rs rawStore, query string, args []any) []string {
+	t.Helper()
+	if rs.Engine() == "sqlite" {
+		return explain(t, rs, query, args)
+	}
+	ctx := context.Background()
+	conn, err := rs.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	settings := []string{`SET enable_seqscan = off`}
+	// A small table's list is cheaper sorted than read in index order; at
+	// the size that matters it is not. A page's own rows may be sorted.
+	if lists, pageSorts := ordersList(query); lists && pageSorts == 0 {
+		settings = append(settings, `SET enable_sort = off`)
+	}
+	for _, set := range settings {
+		if _, err := conn.ExecContext(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer conn.ExecContext(ctx, `RESET ALL`) //nolint:errcheck // the connection is the test's own
+	rows, err := conn.QueryContext(ctx, "EXPLAIN "+query, args...)
+	if err != nil {
+		t.Fatalf("explain %s: %v", query, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	return plan
+}
