@@ -16,6 +16,7 @@ type FieldDef struct{ ID, DataType string }
 // with ClearAll, every live Person value of the person goes first.
 type ValueChange struct {
 	FieldID  string
+	Key      string // the field's public key
 	Value    *string
 	ClearAll bool
 }
@@ -50,7 +51,7 @@ func CustomValueChanges(in domain.Opt[map[string]json.RawMessage], live map[stri
 		}
 		raw := in.Value[k]
 		if strings.TrimSpace(string(raw)) == "null" {
-			out = append(out, ValueChange{FieldID: f.ID})
+			out = append(out, ValueChange{FieldID: f.ID, Key: k})
 			continue
 		}
 		v, err := domain.StoreCustomValue(f.DataType, raw)
@@ -59,7 +60,7 @@ func CustomValueChanges(in domain.Opt[map[string]json.RawMessage], live map[stri
 				Detail: fmt.Sprintf("custom field %q (%s) %s.", k, f.DataType, err)})
 			continue
 		}
-		out = append(out, ValueChange{FieldID: f.ID, Value: &v})
+		out = append(out, ValueChange{FieldID: f.ID, Key: k, Value: &v})
 	}
 	if len(bad.Errors) > 0 {
 		bad.Detail = bad.Errors[0].Detail

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -21,7 +22,9 @@ func TestCustomValueChanges(t *testing.T) {
 		}
 		return domain.Opt[map[string]json.RawMessage]{Set: true, Value: m}
 	}
-	set := func(id, v string) ValueChange { return ValueChange{FieldID: id, Value: &v} }
+	set := func(id, v string) ValueChange {
+		return ValueChange{FieldID: id, Key: strings.TrimPrefix(id, "cf_"), Value: &v}
+	}
 	for _, tc := range []struct {
 		name     string
 		in       domain.Opt[map[string]json.RawMessage]
@@ -32,7 +35,7 @@ func TestCustomValueChanges(t *testing.T) {
 		{"decisions 4: an empty object leaves every value", values(), nil, nil},
 		{"decisions 4: null custom_fields removes every value", domain.Opt[map[string]json.RawMessage]{Set: true, Null: true},
 			[]ValueChange{{ClearAll: true}}, nil},
-		{"decisions 4: a null value removes that key", values("age", "null"), []ValueChange{{FieldID: "cf_age"}}, nil},
+		{"decisions 4: a null value removes that key", values("age", "null"), []ValueChange{{FieldID: "cf_age", Key: "age"}}, nil},
 		{"decisions 4: values are stored as strings, 5 as \"5\" and true as \"true\"", values("age", "5", "vip", "true"),
 			[]ValueChange{set("cf_age", "5"), set("cf_vip", "true")}, nil},
 		{"decisions 4: a list is stored as its compact JSON text", values("tags", `[ "a", "b" ]`),

@@ -31,8 +31,9 @@ const writeAttempts = 3
 // personWrite is the one write path of persons: every creation and change of
 // a person, from every operation, runs fn in a transaction and records what
 // fn reports it did in that same transaction (recordChange). When load is
-// set the person is read back, inside the transaction, after the change.
-func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write, load bool,
+// set it gives the person as it stands after the change, inside the
+// transaction (readBack, or what the write itself knows).
+func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write, load loader,
 	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
 	var (
 		p   *domain.Person
@@ -49,8 +50,8 @@ func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write
 			if err := recordChange(ctx, q, accountID, id, ch, w); err != nil {
 				return err
 			}
-			if load {
-				p, err = getPerson(ctx, q, accountID, id)
+			if load != nil {
+				p, err = load(q, id)
 			}
 			return err
 		})
@@ -59,6 +60,14 @@ func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write
 		}
 	}
 	return p, c, err
+}
+
+// loader gives a person after a write, inside its transaction.
+type loader func(q querier, personID string) (*domain.Person, error)
+
+// readBack reads the person back.
+func readBack(ctx context.Context, accountID string) loader {
+	return func(q querier, id string) (*domain.Person, error) { return getPerson(ctx, q, accountID, id) }
 }
 
 // upsertResultArgs holds each upsert_result boxed once: a string variable

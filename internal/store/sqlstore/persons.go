@@ -15,48 +15,62 @@ import (
 
 // UpsertPerson matches or creates a person and applies the supplied fields.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
-	p, c, err := s.personWrite(ctx, accountID, w, true, func(q querier) (string, change, error) {
-		return upsertPerson(ctx, q, accountID, in, w)
+	// A person this write creates is known whole without reading it back:
+	// the row holds what was written and nothing else.
+	var made *domain.Person
+	load := func(q querier, id string) (*domain.Person, error) {
+		if made != nil && made.ID == id {
+			return made, nil
+		}
+		return getPerson(ctx, q, accountID, id)
+	}
+	p, c, err := s.personWrite(ctx, accountID, w, load, func(q querier) (string, change, error) {
+		id, c, created, err := upsertPerson(ctx, q, accountID, in, w)
+		made = created
+		return id, c, err
 	})
 	return p, c == createdNew, err
 }
 
 // upsertPerson is the part of UpsertPerson inside its transaction (also run
 // for each line of an import): load what service.UpsertTarget decides on,
-// then create or patch. The caller records the change it reports.
-func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (string, change, error) {
+// then create or patch. The caller records the change it reports. A person
+// it creates it also returns, as a read would find it.
+func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (string, change, *domain.Person, error) {
 	values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	ids := domain.Identifiers{ExternalID: in.ExternalID.Ptr(), Email: in.Email.Ptr(), FID: in.FID.Ptr()}
 	holders, err := identifierHolders(ctx, q, accountID, ids)
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	target, err := service.UpsertTarget(ids, holders)
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	if target.Create {
 		id := domain.NewID(domain.PersonIDPrefix)
 		attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 		if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
-			return "", 0, err
+			return "", 0, nil, err
 		}
-		_, err := applyCustomValues(ctx, q, accountID, id, values)
-		return id, createdNew, err
+		if _, err := applyCustomValues(ctx, q, accountID, id, values); err != nil {
+			return "", 0, nil, err
+		}
+		return id, createdNew, createdPerson(id, attrs, values, w), nil
 	}
 	didChange, err := applyPatch(ctx, q, accountID, target.ID, in, values)
 	if err != nil || !didChange {
-		return target.ID, upsertNoChange, err
+		return target.ID, upsertNoChange, nil, err
 	}
-	return target.ID, changed, nil
+	return target.ID, changed, nil, nil
 }
 
 // UpdatePerson applies a patch to an existing person.
 func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
-	p, _, err := s.personWrite(ctx, accountID, w, true, func(q querier) (string, change, error) {
+	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -83,7 +97,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 
 // AddPersonTags attaches live tags; all of them or, on an unknown id, none.
 func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs []string, w store.Write) (*domain.Person, error) {
-	p, _, err := s.personWrite(ctx, accountID, w, true, func(q querier) (string, change, error) {
+	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -118,7 +132,7 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 // RemovePersonTag detaches a live tag. An archived tag is invisible, so its
 // link is kept (a revived tag is back on its persons) and nothing changes.
 func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string, w store.Write) error {
-	_, _, err := s.personWrite(ctx, accountID, w, false, func(q querier) (string, change, error) {
+	_, _, err := s.personWrite(ctx, accountID, w, nil, func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -245,6 +259,22 @@ func insertPerson(ctx context.Context, q querier, accountID, id string, a attrib
 		id, accountID, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
 		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), domain.UpsertCreated, now, now)
 	return err
+}
+
+// createdPerson is the person insertPerson and applyCustomValues just
+// wrote: its attributes, no tags, the values set, stamped now.
+func createdPerson(id string, a attributes, values []service.ValueChange, w store.Write) *domain.Person {
+	now := domain.FromMillis(w.Now.UnixMilli())
+	p := &domain.Person{ID: id, Email: a.Email, ExternalID: a.ExternalID, FID: a.FID,
+		FirstName: a.firstName, LastName: a.lastName, Phone: a.phone,
+		Companies: json.RawMessage(`[]`), UpsertResult: domain.UpsertCreated, DateCreated: now, DateLastSeen: now,
+		TagIDs: []string{}, TagNames: []string{}, CustomFields: map[string]string{}}
+	for _, v := range values {
+		if !v.ClearAll && v.Value != nil {
+			p.CustomFields[v.Key] = *v.Value
+		}
+	}
+	return p
 }
 
 // applyPatch writes the supplied attributes and custom field values and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -278,6 +279,21 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 	gone := c.field("Person", "gone", "str")
 	c.field("Breadcrumb", "crumb_only", "str")
 	p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("cf")})
+
+	t.Run("a created person is answered exactly as a read finds it", func(t *testing.T) {
+		c := c.in(t)
+		in := domain.PersonUpsert{ExternalID: setText("cf-made"), Email: setText("Made@Example.com"), FID: setText("f-made"),
+			FirstName: setText("Ma"), LastName: setText("De"), Phone: setText("+1"),
+			CustomFields: fieldValues(map[string]any{"n": 5, "colors": []string{"red"}, "born": "2026-11-21T12:00:00+02:00", "nick": nil})}
+		made, created := c.upsert(in)
+		read, err := c.st.GetPerson(ctx, c.acc, made.ID)
+		if err != nil || !created {
+			t.Fatalf("created %v, read: %v", created, err)
+		}
+		if !reflect.DeepEqual(made, read) {
+			t.Fatalf("the upsert answered\n%+v\na read finds\n%+v", made, read)
+		}
+	})
 
 	t.Run("values are checked by data_type and stored as strings", func(t *testing.T) {
 		c := c.in(t)
