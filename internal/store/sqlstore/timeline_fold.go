@@ -19,32 +19,29 @@ const (
 	foldEvery = time.Second
 )
 
-// foldSQL moves the deltas with id <= $1 into their buckets at every level
-// and returns each bucket it changed with its new count. An engine that runs
-// writers side by side deletes the deltas in the same statement, so that a
-// delta committed meanwhile with a smaller id is neither lost nor counted
-// twice; with one writer at a time the deltas are deleted afterwards.
-func foldSQL(d Dialect) string {
+// levelsSQL is a WITH clause naming every level and its width.
+func levelsSQL() string {
 	var levels []string
 	for l := range timelineLevels {
 		levels = append(levels, fmt.Sprintf("(%d, %d)", l, levelWidth(l)))
 	}
-	from, where := `timeline_deltas d`, `d.id <= $1`
-	with := `WITH levels (level, width) AS (VALUES ` + strings.Join(levels, ", ") + `)`
-	if d.ModifyingCTE {
-		with += `, d AS (DELETE FROM timeline_deltas WHERE id <= $1 RETURNING account_id, series, key, at_ms, n)`
-		from, where = `d`, `true`
-	}
-	return with + `
-		INSERT INTO timeline_counts (account_id, series, key, level, bucket, n)
-		SELECT d.account_id, d.series, d.key, l.level, ` + floorDivSQL("d.at_ms", "l.width") + `, SUM(d.n)
-		FROM ` + from + ` CROSS JOIN levels l WHERE ` + where + `
-		GROUP BY d.account_id, d.series, d.key, l.level, ` + floorDivSQL("d.at_ms", "l.width") + `
-		ON CONFLICT (account_id, series, key, level, bucket) DO UPDATE SET n = timeline_counts.n + excluded.n
-		RETURNING account_id, series, key, level, bucket, n`
+	return `WITH levels (level, width) AS (VALUES ` + strings.Join(levels, ", ") + `)`
 }
 
-// foldTimelines folds one chunk of deltas and reports how many it moved.
+// deltaBuckets selects, from deltas d, each delta's bucket at every level.
+var deltaBuckets = `d.account_id, d.series, d.key, l.level, ` + floorDivSQL("d.at_ms", "l.width")
+
+// upsertBuckets adds the summed deltas of from (named d) that satisfy where
+// to their buckets.
+func upsertBuckets(from, where string) string {
+	return `INSERT INTO timeline_counts (account_id, series, key, level, bucket, n)
+		SELECT ` + deltaBuckets + `, SUM(d.n) FROM ` + from + ` CROSS JOIN levels l WHERE ` + where + ` GROUP BY ` + deltaBuckets + `
+		ON CONFLICT (account_id, series, key, level, bucket) DO UPDATE SET n = timeline_counts.n + excluded.n`
+}
+
+// foldTimelines folds the oldest chunk of deltas into their buckets at
+// every level, drops the buckets it emptied (persons seen again later
+// leave theirs), and reports how many deltas it moved.
 func (s *Store) foldTimelines(ctx context.Context, chunk int) (int, error) {
 	var moved int
 	err := s.inTx(ctx, func(q querier) error {
@@ -55,48 +52,68 @@ func (s *Store) foldTimelines(ctx context.Context, chunk int) (int, error) {
 			return err
 		}
 		moved = int(n)
-		type bucket struct {
-			account, series, key string
-			level                int
-			bucket               int64
+		if s.dialect.ModifyingCTE {
+			return foldTaking(ctx, q, last)
 		}
-		rows, err := q.query(ctx, foldSQL(s.dialect), last)
-		if err != nil {
-			return err
-		}
-		var empty []bucket
-		for rows.Next() {
-			var b bucket
-			var count int64
-			if err := rows.Scan(&b.account, &b.series, &b.key, &b.level, &b.bucket, &count); err != nil {
-				rows.Close()
-				return err
-			}
-			if count == 0 {
-				empty = append(empty, b)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if !s.dialect.ModifyingCTE {
-			if _, err := q.exec(ctx, `DELETE FROM timeline_deltas WHERE id <= $1`, last); err != nil {
-				return err
-			}
-		}
-		// A bucket everyone has left (persons seen again later) goes, so
-		// that the table holds no more buckets than there are rows.
-		for _, b := range empty {
-			if _, err := q.exec(ctx, `DELETE FROM timeline_counts
-				WHERE account_id = $1 AND series = $2 AND key = $3 AND level = $4 AND bucket = $5 AND n = 0`,
-				b.account, b.series, b.key, b.level, b.bucket); err != nil {
-				return err
-			}
-		}
-		return nil
+		return foldAlone(ctx, q, last)
 	})
 	return moved, err
+}
+
+// foldTaking folds where writers run side by side (PostgreSQL): one
+// statement deletes the deltas it counts, so that a delta committed
+// meanwhile with a smaller id is neither lost nor counted twice, and
+// returns the buckets it emptied, which the next deletes.
+func foldTaking(ctx context.Context, q querier, last int64) error {
+	rows, err := q.query(ctx, levelsSQL()+`,
+		d AS (DELETE FROM timeline_deltas WHERE id <= $1 RETURNING account_id, series, key, at_ms, n),
+		up AS (`+upsertBuckets("d", "true")+` RETURNING account_id, series, key, level, bucket, n)
+		SELECT account_id, series, key, level, bucket FROM up WHERE n = 0`, last)
+	if err != nil {
+		return err
+	}
+	type bucket struct {
+		account, series, key string
+		level                int
+		bucket               int64
+	}
+	var empty []bucket
+	for rows.Next() {
+		var b bucket
+		if err := rows.Scan(&b.account, &b.series, &b.key, &b.level, &b.bucket); err != nil {
+			rows.Close()
+			return err
+		}
+		empty = append(empty, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, b := range empty {
+		if _, err := q.exec(ctx, `DELETE FROM timeline_counts
+			WHERE account_id = $1 AND series = $2 AND key = $3 AND level = $4 AND bucket = $5 AND n = 0`,
+			b.account, b.series, b.key, b.level, b.bucket); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldAlone folds where this transaction is the only writer (SQLite): add,
+// drop the buckets the deltas emptied, then delete the deltas.
+func foldAlone(ctx context.Context, q querier, last int64) error {
+	for _, statement := range []string{
+		levelsSQL() + ` ` + upsertBuckets("timeline_deltas d", "d.id <= $1"),
+		levelsSQL() + ` DELETE FROM timeline_counts WHERE n = 0 AND (account_id, series, key, level, bucket) IN (
+			SELECT ` + deltaBuckets + ` FROM timeline_deltas d CROSS JOIN levels l WHERE d.id <= $1)`,
+		`DELETE FROM timeline_deltas WHERE id <= $1`,
+	} {
+		if _, err := q.exec(ctx, statement, last); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FoldTimelines folds every delta recorded so far, in large transactions.

@@ -210,6 +210,14 @@ func TestTimelineListsMatchCounting(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("moved and folded")
+		// Buckets the persons left are gone, not kept at zero.
+		var empty, deltas int
+		if err := rs.db.QueryRow(`SELECT (SELECT COUNT(*) FROM timeline_counts WHERE n = 0), (SELECT COUNT(*) FROM timeline_deltas)`).Scan(&empty, &deltas); err != nil {
+			t.Fatal(err)
+		}
+		if empty != 0 || deltas != 0 {
+			t.Fatalf("after folding: %d empty buckets and %d deltas left", empty, deltas)
+		}
 	})
 }
 
