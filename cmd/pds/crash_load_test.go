@@ -121,6 +121,8 @@ func admin(t *testing.T, bin, database string, args ...string) map[string]any {
 type crashProc struct {
 	cmd  *exec.Cmd
 	base string
+	// acks counts the writes this process acknowledged.
+	acks atomic.Int64
 }
 
 // crashServer starts and kills pds serve processes on one database and keeps
@@ -129,8 +131,7 @@ type crashServer struct {
 	bin  string
 	args []string
 	logs *testenv.Buffer
-	base atomic.Pointer[string]
-	cur  *crashProc
+	cur  atomic.Pointer[crashProc] // the process serving now
 	n    int
 }
 
@@ -154,9 +155,7 @@ func (s *crashServer) start(t *testing.T) {
 			_ = cmd.Wait()
 			t.Fatalf("pds serve (start %d) stopped before serving:\n%s", s.n, s.logs.String())
 		}
-		base := "http://" + a
-		s.cur = &crashProc{cmd: cmd, base: base}
-		s.base.Store(&base)
+		s.cur.Store(&crashProc{cmd: cmd, base: "http://" + a})
 	case <-time.After(30 * time.Second):
 		t.Fatalf("pds serve (start %d) did not come up in 30s:\n%s", s.n, s.logs.String())
 	}
@@ -192,10 +191,11 @@ func (s *crashServer) readLog(n int, r io.Reader, addr chan<- string) {
 // shutdown.
 func (s *crashServer) kill(t *testing.T) {
 	t.Helper()
-	if err := s.cur.cmd.Process.Kill(); err != nil {
+	cur := s.cur.Load()
+	if err := cur.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = s.cur.cmd.Wait()
+	_ = cur.cmd.Wait()
 }
 
 // crashClient calls the API of whichever process serves now.
@@ -205,9 +205,10 @@ type crashClient struct {
 	http *http.Client
 }
 
-// do sends one request; err is a transport failure (the server down or
-// killed mid-request), whose outcome is unknown.
+// do sends one request to the process serving now; err is a transport
+// failure (the server down or killed mid-request), whose outcome is unknown.
 func (c *crashClient) do(method, path string, body any, header map[string]string) (int, []byte, error) {
+	proc := c.srv.cur.Load()
 	var r io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -216,7 +217,7 @@ func (c *crashClient) do(method, path string, body any, header map[string]string
 		}
 		r = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest(method, *c.srv.base.Load()+path, r)
+	req, err := http.NewRequest(method, proc.base+path, r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -235,6 +236,9 @@ func (c *crashClient) do(method, path string, body any, header map[string]string
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
 		return 0, nil, err
+	}
+	if res.StatusCode/100 == 2 {
+		proc.acks.Add(1)
 	}
 	return res.StatusCode, raw, nil
 }
@@ -722,14 +726,21 @@ func crashLoad(t *testing.T, srv *crashServer, c *crashClient, tags []string, se
 	}
 	start := time.Now()
 	for k := 1; k <= crashKills; k++ {
+		// The kill comes at a random moment once the server takes writes:
+		// a fresh PostgreSQL-backed process needs a moment (its connections)
+		// before it answers, and a life that acknowledged nothing would
+		// test little.
+		warm := crashTakingWrites(srv.cur.Load())
 		up := time.Duration(100+rng.IntN(1400)) * time.Millisecond
 		time.Sleep(up)
+		acks := srv.cur.Load().acks.Load()
 		srv.kill(t)
 		down := time.Duration(rng.IntN(300)) * time.Millisecond
 		time.Sleep(down)
 		restart := time.Now()
 		srv.start(t)
-		t.Logf("kill %d after %s up, down %s, serving again in %s", k, up, down, time.Since(restart).Round(time.Millisecond))
+		t.Logf("kill %d: first write acknowledged %s after serving, killed %s later (%d writes acknowledged); down %s, serving again in %s",
+			k, warm.Round(time.Millisecond), up, acks, down, time.Since(restart).Round(time.Millisecond))
 	}
 	// The last server takes writes for a while too, then the writers stop.
 	time.Sleep(time.Second)
@@ -737,6 +748,16 @@ func crashLoad(t *testing.T, srv *crashServer, c *crashClient, tags []string, se
 	wg.Wait()
 	t.Logf("load with %d kills: %s", crashKills, time.Since(start).Round(time.Millisecond))
 	return writers
+}
+
+// crashTakingWrites waits, at most 10s, until p acknowledged a write, and
+// says how long that took from now.
+func crashTakingWrites(p *crashProc) time.Duration {
+	start := time.Now()
+	for p.acks.Load() == 0 && time.Since(start) < 10*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
 }
 
 // crashCheckStored reads every person and breadcrumb back: each
