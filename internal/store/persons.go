@@ -65,6 +65,10 @@ type Persons interface {
 type Write struct {
 	Now    time.Time
 	Window time.Duration
+	// Later, when set, gives the time for each further part of a long
+	// write (an import's chunks), so that a million imported persons are
+	// not all seen in one instant; nil keeps Now throughout.
+	Later func() time.Time
 }
 
 // PersonBurst is an outbox row: the open burst of changes to one person.

@@ -18,6 +18,8 @@ var Dialect = sqlstore.Dialect{
 	// Writes take turns on the one writer connection: run them together,
 	// under one commit and one wait for the disk.
 	GroupCommit: true,
+	// It probes one tag per holder of another; merging is linear.
+	MergeIntersect: true,
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,

@@ -136,6 +136,11 @@ func (im *personImporter) chunk() error {
 	if len(im.buf) == 0 {
 		return nil
 	}
+	if im.w.Later != nil {
+		if now := im.w.Later(); now.After(im.w.Now) {
+			im.w.Now = now
+		}
+	}
 	if err := im.lookupTaken(); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -29,10 +30,22 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 
 	args = sqlArgs{}
 	account = args.add(accountID)
-	holders := `person_tags h WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) +
-		` AND h.last_seen_at >= ` + args.add(ceilMillis(since))
-	for _, tag := range tags[1:] {
-		holders += ` AND EXISTS (SELECT 1 FROM person_tags o WHERE o.person_id = h.person_id AND o.account_id = h.account_id AND o.tag_id = ` + args.add(tag) + `)`
+	seen := args.add(ceilMillis(since))
+	var holders string
+	if q.s.dialect.MergeIntersect {
+		// Each tag's holders in the window, in list order, merged.
+		parts := make([]string, len(tags))
+		for i, tag := range tags {
+			parts[i] = `SELECT last_seen_at, person_id FROM person_tags WHERE account_id = ` + account +
+				` AND tag_id = ` + args.add(tag) + ` AND last_seen_at >= ` + seen
+		}
+		holders = `(` + strings.Join(parts, ` INTERSECT `) + `) h`
+	} else {
+		holders = `person_tags h WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) +
+			` AND h.last_seen_at >= ` + seen
+		for _, tag := range tags[1:] {
+			holders += ` AND EXISTS (SELECT 1 FROM person_tags o WHERE o.person_id = h.person_id AND o.account_id = h.account_id AND o.tag_id = ` + args.add(tag) + `)`
+		}
 	}
 	ids, total, err := listPage(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, scanID)
 	if err != nil {

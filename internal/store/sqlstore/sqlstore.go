@@ -48,6 +48,10 @@ type Dialect struct {
 	// statement it heads (PostgreSQL), which lets the timeline fold take
 	// exactly the deltas it counts while writers run alongside.
 	ModifyingCTE bool
+	// MergeIntersect says INTERSECT of inputs read in index order merges
+	// them in one pass (SQLite); otherwise a semi-join leaves the choice
+	// of join to the planner.
+	MergeIntersect bool
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions

@@ -10,11 +10,11 @@ import (
 
 // Timelines keep exact per-account counts of rows by time: persons by last
 // seen, breadcrumbs by activity (all of them, and per flavor). A list's
-// total is then a sum over a few buckets plus a count of the rows of at most
-// two partial seconds, and a deep page starts with a short index read inside
-// one second instead of an OFFSET walk over every row before it.
+// total is then a sum over a few buckets, and a deep page starts with a
+// short index read inside one millisecond instead of an OFFSET walk over
+// every row before it.
 //
-// Buckets come in levels: level l spans 64^l seconds, so any range is
+// Buckets come in levels: level l spans 64^l milliseconds, so any range is
 // covered by at most 63 buckets of each level on either side, and finding
 // the bucket that holds the k-th row takes one step down per level. Triggers
 // record every change as a delta (timeline_deltas); a background fold moves
@@ -22,10 +22,11 @@ import (
 // yet folded, so counts are exact whether or not the fold has run.
 
 const (
-	timelineLevels = 5
+	timelineLevels = 7
 	timelineFanout = 64
-	// timelineBase is the width of a level-0 bucket in milliseconds.
-	timelineBase = 1000
+	// timelineBase is the width of a level-0 bucket in milliseconds: a
+	// deep page walks at most the rows of one millisecond.
+	timelineBase = 1
 	// timelineMin and timelineMax bound every stored time (years -285,000
 	// to 285,000), so that bucket arithmetic never overflows.
 	timelineMin = -(int64(1) << 53)
@@ -132,13 +133,14 @@ type position struct {
 // plain OFFSET from the range's edge: cheaper than stepping down the levels.
 const nearby = 256
 
-// summary is what one list reads of a range: the rows of the partial seconds
-// at its low and high ends, and the sums of the whole buckets between them.
+// summary is what one list reads of a range: the rows of the partial
+// level-0 buckets at its low and high ends (none while a level-0 bucket is
+// one millisecond), and the sums of the whole buckets between them.
 type summary struct {
 	head, tail int // rows in [lo, a0) and [b0, hi)
 	spans      []span
 	sums       []int
-	whole      bool // the range lies within two seconds: no buckets
+	whole      bool // the range lies within two level-0 buckets: no buckets
 }
 
 func (m summary) total() int {
@@ -149,8 +151,8 @@ func (m summary) total() int {
 	return n
 }
 
-// summarize reads the summary of the range: three statements, or one when
-// the range lies within two seconds.
+// summarize reads the summary of the range: one statement for the buckets,
+// and one for each partial level-0 bucket at the ends.
 func (r timelineRange) summarize(ctx context.Context, q querier) (summary, error) {
 	a0, b0 := ceilDiv(r.lo, timelineBase), floorDiv(r.hi, timelineBase)
 	if a0 >= b0 {
@@ -159,15 +161,23 @@ func (r timelineRange) summarize(ctx context.Context, q querier) (summary, error
 	}
 	var m summary
 	var err error
-	if m.head, err = r.rows(ctx, q, r.lo, a0*timelineBase); err != nil {
+	if m.head, err = r.partial(ctx, q, r.lo, a0*timelineBase); err != nil {
 		return m, err
 	}
-	if m.tail, err = r.rows(ctx, q, b0*timelineBase, r.hi); err != nil {
+	if m.tail, err = r.partial(ctx, q, b0*timelineBase, r.hi); err != nil {
 		return m, err
 	}
 	m.spans = cover(a0, b0)
 	m.sums, err = r.spanSums(ctx, q, m.spans)
 	return m, err
+}
+
+// partial counts the rows of [lo, hi), part of one level-0 bucket.
+func (r timelineRange) partial(ctx context.Context, q querier, lo, hi int64) (int, error) {
+	if lo >= hi {
+		return 0, nil
+	}
+	return r.rows(ctx, q, lo, hi)
 }
 
 // locate finds the k-th row (0-based, k below the total) of the range in
@@ -196,7 +206,7 @@ func (r timelineRange) locate(ctx context.Context, q querier, m summary, k int, 
 			continue
 		}
 		// The row is in this span: step down one level at a time to the
-		// second that holds it.
+		// millisecond that holds it.
 		sp := m.spans[i]
 		for {
 			bucket, before, err := r.bucketOf(ctx, q, sp, k, desc)
@@ -216,7 +226,7 @@ func (r timelineRange) locate(ctx context.Context, q querier, m summary, k int, 
 	if k >= last {
 		return position{}, fmt.Errorf("timeline %v: row past the end of the range", r.tl)
 	}
-	// The row is in the partial second at the far end.
+	// The row is in the partial level-0 bucket at the far end.
 	end.skip = k
 	return end, nil
 }

@@ -40,7 +40,7 @@ func TestCover(t *testing.T) {
 		if at != tc.to {
 			t.Fatalf("cover(%d, %d) = %v ends at %d", tc.from, tc.to, spans, at)
 		}
-		if len(spans) > 9 {
+		if len(spans) > 13 {
 			t.Fatalf("cover(%d, %d) has %d spans", tc.from, tc.to, len(spans))
 		}
 	}

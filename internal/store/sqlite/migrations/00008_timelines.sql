@@ -15,7 +15,7 @@ CREATE TABLE timeline_deltas (
 );
 CREATE INDEX timeline_deltas_at ON timeline_deltas (account_id, series, key, at_ms);
 
--- Level l counts the rows of one bucket of 1000 * 64^l milliseconds.
+-- Level l counts the rows of one bucket of 64^l milliseconds.
 CREATE TABLE timeline_counts (
     account_id TEXT NOT NULL,
     series     TEXT NOT NULL,
