@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -105,4 +107,89 @@ func BenchmarkUpsertPerson(b *testing.B) {
 			})
 		})
 	}
+}
+
+// getPersonConns is the number of connections of the Get Person ratio in
+// pdsbench: b.SetParallelism(getPersonConns/GOMAXPROCS) goroutines, each
+// with a keep-alive connection of its own.
+const getPersonConns = 64
+
+// BenchmarkGetPerson measures GET /persons/{id} over loopback HTTP with 64
+// connections: a person with two tags and a custom field value. Its ns/op
+// divided into BenchmarkBareJSON's is pdsbench's "Get Person" ratio.
+func BenchmarkGetPerson(b *testing.B) {
+	for _, eng := range testenv.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			s, key := benchServer(b, eng)
+			h := s.Handler()
+			do := func(method, path, body string, want int) string {
+				req := httptest.NewRequest(method, path, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != want {
+					b.Fatalf("%s %s: status %d: %s", method, path, rec.Code, rec.Body)
+				}
+				var v struct {
+					ID string `json:"id"`
+				}
+				_ = json.Unmarshal(rec.Body.Bytes(), &v)
+				return v.ID
+			}
+			tagA := do("POST", "/tags", `{"name":"A","context":"person"}`, http.StatusCreated)
+			tagB := do("POST", "/tags", `{"name":"B","context":"person"}`, http.StatusCreated)
+			do("POST", "/custom-fields", `{"collection":"Person","key":"plan","data_type":"str","form_type":"text","label":"Plan"}`, http.StatusCreated)
+			id := do("POST", "/persons", fmt.Sprintf(upsertBody, 1, 1), http.StatusCreated)
+			do("POST", "/persons/"+id+"/tags", `{"tag_ids":["`+tagA+`","`+tagB+`"]}`, http.StatusOK)
+			do("PATCH", "/persons/"+id, `{"custom_fields":{"plan":"gold"}}`, http.StatusOK)
+			hs := httptest.NewServer(h)
+			defer hs.Close()
+			parallelGets(b, hs.URL+"/persons/"+id, key)
+		})
+	}
+}
+
+// BenchmarkBareJSON is a bare net/http handler writing a person's JSON,
+// loaded as BenchmarkGetPerson loads the service.
+func BenchmarkBareJSON(b *testing.B) {
+	body := []byte(`{"id":"per_0123456789abcdef","email":"person.1@example.com","external_id":"crm-1","f_id":null,"first_name":"Ada","last_name":"Lovelace","phone":"+44 20 7946 0000","tag_ids":["tag_a","tag_b"],"tags":["A","B"],"custom_fields":{"plan":"gold"},"date_created":"2026-11-21T10:00:10.000Z","date_last_seen":"2026-11-21T10:00:10.000Z"}` + "\n")
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	defer hs.Close()
+	parallelGets(b, hs.URL, "")
+}
+
+// parallelGets sends GET url from getPersonConns goroutines, each on a
+// keep-alive connection, until b.N requests are answered.
+func parallelGets(b *testing.B, url, key string) {
+	client := &http.Client{Transport: &http.Transport{
+		MaxIdleConns: getPersonConns, MaxIdleConnsPerHost: getPersonConns, MaxConnsPerHost: getPersonConns,
+		DisableCompression: true,
+	}}
+	defer client.CloseIdleConnections()
+	b.SetParallelism(max(1, getPersonConns/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest("GET", url, nil)
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			res, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				b.Errorf("status %d", res.StatusCode)
+				return
+			}
+		}
+	})
 }

@@ -95,41 +95,129 @@ func (m *Memory) prune(current time.Time) {
 
 // Counter is the part of the store the shared limiter uses.
 type Counter interface {
-	IncrementRate(ctx context.Context, keyID string, windowStart time.Time) (int, error)
+	// LeaseRate takes up to want requests of the key's budget of limit in
+	// a window, atomically min(want, limit - taken), and returns what it
+	// took and what every instance has taken in the window.
+	LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error)
 	RateCount(ctx context.Context, keyID string, windowStart time.Time) (int, error)
 	PruneRate(ctx context.Context, before time.Time) error
 }
 
-// Shared counts in the database, one row per key and window, so that all
-// instances on one database share each key's budget.
+// Shared keeps each key's budget in the database, so that all instances on
+// one database share it, without a statement per request: an instance
+// leases a slice of the key's budget for the current window (one atomic
+// upsert that takes min(slice, limit - taken)) and counts requests out of
+// it in memory; when the slice is spent it leases the next. Together the
+// instances never grant more than the limit.
+//
+// The price is at the edges: what an instance leased and did not spend by
+// the end of the window is lost, so a key served by n instances can be
+// refused up to n slices short of its limit. Slices start at one request
+// in each window and double while the key keeps spending them, up to a
+// sixteenth of the limit (at most 1024): a key with a limit of 16 or less
+// leases one request at a time, exactly as if each were counted in the
+// database.
 type Shared struct {
 	c         Counter
+	mu        sync.Mutex
+	leases    map[string]*lease
 	lastPrune atomic.Int64
 }
 
-// NewShared returns a limiter over the database counter c.
-func NewShared(c Counter) *Shared { return &Shared{c: c} }
-
-// Allow counts one request with a single atomic upsert.
-func (s *Shared) Allow(ctx context.Context, key string, limit int, now time.Time) (Decision, error) {
-	start := windowStart(now)
-	n, err := s.c.IncrementRate(ctx, key, start)
-	if err != nil {
-		return Decision{}, err
-	}
-	s.maybePrune(ctx, start)
-	return decide(n, limit, now), nil
+// lease is one instance's share of one key's budget in one window.
+type lease struct {
+	mu    sync.Mutex
+	start time.Time // the window
+	limit int       // the limit it was leased against
+	avail int       // leased by this instance and not yet spent
+	taken int       // what every instance had taken at this instance's last lease
+	next  int       // the size of the next slice
 }
 
-// Peek reads the current count.
+// NewShared returns a limiter over the database counter c.
+func NewShared(c Counter) *Shared { return &Shared{c: c, leases: map[string]*lease{}} }
+
+// maxSlice is the largest slice of a limit an instance leases at once.
+func maxSlice(limit int) int { return min(max(1, limit/16), 1024) }
+
+// Allow counts one request against the key's budget, leasing the next
+// slice from the database when this instance's share is spent.
+func (s *Shared) Allow(ctx context.Context, key string, limit int, now time.Time) (Decision, error) {
+	start := windowStart(now)
+	s.maybePrune(ctx, start)
+	l := s.lease(key, start)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.start.Equal(start) || l.limit != limit {
+		l.start, l.limit, l.avail, l.taken, l.next = start, limit, 0, 0, 1
+	}
+	if l.avail == 0 && l.taken < limit {
+		granted, taken, err := s.c.LeaseRate(ctx, key, start, limit, l.next)
+		if err != nil {
+			return Decision{}, err
+		}
+		l.avail, l.taken = granted, taken
+		l.next = min(2*l.next, maxSlice(limit))
+	}
+	d := Decision{Limit: limit, Reset: start.Add(Window)}
+	if l.avail > 0 {
+		l.avail--
+		d.Allowed = true
+	}
+	d.Remaining = remaining(limit, l.taken, l.avail)
+	return d, nil
+}
+
+// remaining is what the key has left as this instance knows it: the limit
+// less what every instance had taken at this instance's last lease, plus
+// what this instance holds unspent. Another instance's later leases show
+// only from this instance's next lease on.
+func remaining(limit, taken, avail int) int { return max(0, limit-taken+avail) }
+
+// Peek reports the budget without counting a request.
 func (s *Shared) Peek(ctx context.Context, key string, limit int, now time.Time) (Decision, error) {
-	n, err := s.c.RateCount(ctx, key, windowStart(now))
+	start := windowStart(now)
+	taken, err := s.c.RateCount(ctx, key, start)
 	if err != nil {
 		return Decision{}, err
 	}
-	d := decide(n, limit, now)
-	d.Allowed = n < limit
-	return d, nil
+	avail := 0
+	s.mu.Lock()
+	l := s.leases[key]
+	s.mu.Unlock()
+	if l != nil {
+		l.mu.Lock()
+		if l.start.Equal(start) && l.limit == limit {
+			avail = l.avail
+		}
+		l.mu.Unlock()
+	}
+	return Decision{Allowed: avail > 0 || taken < limit, Limit: limit, Remaining: remaining(limit, taken, avail),
+		Reset: start.Add(Window)}, nil
+}
+
+// lease returns the key's lease, dropping those of past windows when the
+// map grows large.
+func (s *Shared) lease(key string, start time.Time) *lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.leases[key]
+	if l == nil {
+		if len(s.leases) >= 10000 {
+			for k, old := range s.leases {
+				// A lease in use is current anyway: pass over it.
+				if old.mu.TryLock() {
+					if old.start.Before(start) {
+						delete(s.leases, k)
+					}
+					old.mu.Unlock()
+				}
+			}
+		}
+		l = &lease{}
+		s.leases[key] = l
+	}
+	return l
 }
 
 // maybePrune drops old windows at most once a window per process.

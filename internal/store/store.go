@@ -51,10 +51,14 @@ type Keys interface {
 }
 
 // RateCounter keeps per-key request counts per fixed window, shared by every
-// instance on the same database.
+// instance on the same database: each instance leases slices of a key's
+// budget and counts them out itself (ratelimit.Shared).
 type RateCounter interface {
-	// IncrementRate adds one request to the key's window and returns the new count.
-	IncrementRate(ctx context.Context, keyID string, windowStart time.Time) (int, error)
+	// LeaseRate takes up to want requests of the key's budget of limit in
+	// a window for one instance: atomically min(want, limit - taken), where
+	// taken is what every instance has taken (or counted) in the window.
+	// It returns what it took and the window's taken total after it.
+	LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error)
 	// RateCount reads the key's count in a window without adding to it.
 	RateCount(ctx context.Context, keyID string, windowStart time.Time) (int, error)
 	// PruneRate drops windows that started before t.

@@ -16,6 +16,8 @@ var Dialect = sqlstore.Dialect{
 	ClaimRows:         " FOR UPDATE SKIP LOCKED",
 	ClaimDeliveryRows: " FOR UPDATE OF d SKIP LOCKED",
 	InsertParams:      4096,
+	TagPairsAgg:       `json_agg(json_build_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
+	FieldValuesAgg:    `json_object_agg(f.key, v.value)`,
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,

@@ -12,6 +12,10 @@ var Dialect = sqlstore.Dialect{
 	ClaimRows:         "",
 	ClaimDeliveryRows: "",
 	InsertParams:      256,
+	// SQLite's JSON functions; json_array keeps its JSON subtype only as
+	// the direct argument of the aggregate.
+	TagPairsAgg:    `json_group_array(json_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
+	FieldValuesAgg: `json_group_object(f.key, v.value)`,
 	// The planner needs no statistics for the import's lookups
 	// (TestIdentifierLookupPlan).
 	AnalyzeDuringImport: false,

@@ -143,13 +143,20 @@ func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error 
 	return err
 }
 
-// IncrementRate counts one request in the key's window and returns the count.
-func (s *Store) IncrementRate(ctx context.Context, keyID string, windowStart time.Time) (int, error) {
-	var n int
-	err := querier{s: s, db: s.counter}.queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count) VALUES ($1, $2, 1)
-		ON CONFLICT (key_id, window_start) DO UPDATE SET count = rate_windows.count + 1
-		RETURNING count`, keyID, windowStart.UnixMilli()).Scan(&n)
-	return n, err
+// LeaseRate takes up to want requests of a key's budget in a window for
+// one instance: min(want, limit - taken), in one atomic upsert, so that
+// the instances together never take more than limit. It returns what it
+// took and what every instance has taken in the window since.
+func (s *Store) LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error) {
+	err = querier{s: s, db: s.counter}.queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count, granted)
+		VALUES ($1, $2, $5, $5)
+		ON CONFLICT (key_id, window_start) DO UPDATE SET
+			count = rate_windows.count + CASE WHEN rate_windows.count >= $3 THEN 0
+				WHEN $3 - rate_windows.count < $4 THEN $3 - rate_windows.count ELSE $4 END,
+			granted = CASE WHEN rate_windows.count >= $3 THEN 0
+				WHEN $3 - rate_windows.count < $4 THEN $3 - rate_windows.count ELSE $4 END
+		RETURNING granted, count`, keyID, windowStart.UnixMilli(), limit, want, min(limit, want)).Scan(&granted, &taken)
+	return granted, taken, err
 }
 
 // RateCount reads a key's count in a window.

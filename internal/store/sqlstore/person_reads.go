@@ -44,20 +44,14 @@ func scanPerson(sc scanner) (domain.Person, error) {
 	return p, nil
 }
 
-// getPerson reads one person with its tags and custom field values.
+// getPerson reads one person with its tags and custom field values, in
+// one statement (readPerson).
 func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Person, error) {
-	p, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id = $2`, accountID, id))
+	p, err := readPerson(ctx, q, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("person", id)
 	}
-	if err != nil {
-		return nil, err
-	}
-	ps := []domain.Person{p}
-	if err := attachDetails(ctx, q, accountID, ps); err != nil {
-		return nil, err
-	}
-	return &ps[0], nil
+	return p, err
 }
 
 // GetPerson returns one person of the account.

@@ -139,12 +139,17 @@ func TestListPersonsQueryCount(t *testing.T) {
 			}
 			t.Logf("%s: %d items in %d statements", tc.name, len(got), n)
 		}
+		// Get Person is one statement: the person, its tags and its values.
 		if n := rs.countStatements(func() {
-			if _, err := rs.GetPerson(ctx, acc, fmt.Sprintf("per_%s_%06d", acc, 3)); err != nil {
+			p, err := rs.GetPerson(ctx, acc, fmt.Sprintf("per_%s_%06d", acc, 3))
+			if err != nil {
 				t.Fatal(err)
 			}
-		}); n != 3 {
-			t.Fatalf("get person: %d statements, want 3", n)
+			if len(p.TagIDs) != 3 || len(p.TagNames) != 3 || len(p.CustomFields) != 3 {
+				t.Fatalf("get person without its tags or values: %+v", p)
+			}
+		}); n != 1 {
+			t.Fatalf("get person: %d statements, want 1", n)
 		}
 	})
 }

@@ -38,6 +38,11 @@ type Dialect struct {
 	// AnalyzeDuringImport refreshes the planner's statistics of persons as
 	// an import grows the table (see analyzePersons).
 	AnalyzeDuringImport bool
+	// TagPairsAgg aggregates a person's live tags (pt, t) as a JSON array
+	// of [id, name] pairs ordered by pt.created_at, t.id; FieldValuesAgg
+	// its custom field values (f, v) as a JSON object of key to value. Get
+	// Person reads both in its one statement (see getPersonSQL).
+	TagPairsAgg, FieldValuesAgg string
 	// GroupCommit runs the write transactions of concurrent callers
 	// together, each in a savepoint, under one commit (see committer): for
 	// an engine whose writes take turns on one connection anyway, so that
@@ -76,6 +81,8 @@ type Store struct {
 	gc *committer
 	// folder folds timeline deltas into their buckets in the background.
 	folder *folder
+	// getPersonSQL is the dialect's Get Person statement.
+	getPersonSQL string
 }
 
 type stmtKey struct {
@@ -85,7 +92,7 @@ type stmtKey struct {
 
 // New builds a Store over the given pools. r and w may be the same pool.
 func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
-	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w}
+	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w, getPersonSQL: getPersonSQL(d)}
 	if d.GroupCommit {
 		s.gc = newCommitter(s)
 	}

@@ -152,19 +152,25 @@ func testRate(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	st := newStore(t)
 	w1, w2 := Epoch, Epoch.Add(time.Minute)
-	for i := 1; i <= 3; i++ {
-		n, err := st.IncrementRate(ctx, "key_a", w1)
-		if err != nil || n != i {
-			t.Fatalf("increment %d: %d, %v", i, n, err)
+	lease := func(key string, w time.Time, limit, want, wantGranted, wantTaken int) {
+		t.Helper()
+		g, n, err := st.LeaseRate(ctx, key, w, limit, want)
+		if err != nil || g != wantGranted || n != wantTaken {
+			t.Fatalf("lease %d of %s's %d: granted %d, taken %d, %v; want %d, %d", want, key, limit, g, n, err, wantGranted, wantTaken)
 		}
 	}
-	if n, err := st.IncrementRate(ctx, "key_b", w1); err != nil || n != 1 {
-		t.Fatalf("another key's count starts at 1, got %d, %v", n, err)
+	for i := 1; i <= 3; i++ {
+		lease("key_a", w1, 10, 1, 1, i)
 	}
-	if n, err := st.IncrementRate(ctx, "key_a", w2); err != nil || n != 1 {
-		t.Fatalf("a new window starts at 1, got %d, %v", n, err)
-	}
-	if n, err := st.RateCount(ctx, "key_a", w1); err != nil || n != 3 {
+	lease("key_a", w1, 10, 4, 4, 7)
+	// The last slice is what is left, then nothing: the leases of every
+	// instance together never pass the limit.
+	lease("key_a", w1, 10, 4, 3, 10)
+	lease("key_a", w1, 10, 4, 0, 10)
+	lease("key_b", w1, 10, 1, 1, 1) // another key's count starts afresh
+	lease("key_a", w2, 10, 1, 1, 1) // and so does a new window
+	lease("key_c", w1, 2, 5, 2, 2)  // a first slice larger than the limit
+	if n, err := st.RateCount(ctx, "key_a", w1); err != nil || n != 10 {
 		t.Fatalf("rate count: %d, %v", n, err)
 	}
 	if err := st.PruneRate(ctx, w2); err != nil {

@@ -1,0 +1,81 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+func init() { register("persons_get", testGetPerson) }
+
+// testGetPerson holds Get Person (one statement, its details aggregated by
+// the engine) to what a list reads for the same person (a statement per
+// detail): the same live tags in the order they were attached, then by id;
+// the same live Person custom field values; text that needs escaping in
+// JSON intact; nothing archived, nothing of another account.
+func testGetPerson(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	c := newPersonCase(t, newStore(t))
+	odd := "quote \" backslash \\ tab \t newline \n ünïcödé ✓ 😀 </script>"
+	first, second, third := c.tag("first "+odd), c.tag("same time a"), c.tag("same time b")
+	archived := c.tag("archived later")
+	plan, n := c.field("Person", "plan", "str"), c.field("Person", "n", "int")
+	gone := c.field("Person", "gone", "str")
+	c.other().tag("foreign")
+
+	bare, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("bare")})
+	p, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("full"), FirstName: setText(odd),
+		CustomFields: fieldValues(map[string]any{plan.Key: odd, n.Key: 5, gone.Key: "hidden"})})
+	c.advance(time.Minute)
+	if _, err := c.st.AddPersonTags(ctx, c.acc, p.ID, []string{first, archived}, c.write()); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(time.Minute)
+	if _, err := c.st.AddPersonTags(ctx, c.acc, p.ID, []string{third, second}, c.write()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.st.ArchiveTag(ctx, c.acc, archived, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.st.ArchiveCustomField(ctx, c.acc, gone.ID, c.now()); err != nil {
+		t.Fatal(err)
+	}
+
+	sameTime := []string{second, third}
+	slices.Sort(sameTime)
+	got := c.get(p.ID)
+	if want := append([]string{first}, sameTime...); !slices.Equal(got.TagIDs, want) {
+		t.Fatalf("tag ids %v, want %v (attached first, then the two attached together by id)", got.TagIDs, want)
+	}
+	names := map[string]string{first: "first " + odd, second: "same time a", third: "same time b"}
+	for i, id := range got.TagIDs {
+		if got.TagNames[i] != names[id] {
+			t.Fatalf("tag names %q do not follow tag ids %v", got.TagNames, got.TagIDs)
+		}
+	}
+	if want := map[string]string{plan.Key: odd, n.Key: "5"}; !reflect.DeepEqual(got.CustomFields, want) {
+		t.Fatalf("custom fields %q, want %q", got.CustomFields, want)
+	}
+	if got.FirstName == nil || *got.FirstName != odd {
+		t.Fatalf("first name %q", textOf(got.FirstName))
+	}
+	for _, id := range []string{p.ID, bare.ID} {
+		one := c.get(id)
+		ext := *one.ExternalID
+		listed, _, err := c.st.ListPersons(ctx, c.acc, domain.PersonSelection{Mode: domain.PersonByExternalID, Key: ext},
+			domain.PageRequest{Page: 1, Size: 25})
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("list %s: %d persons, %v", ext, len(listed), err)
+		}
+		if !reflect.DeepEqual(*one, listed[0]) {
+			t.Fatalf("%s: Get Person and List Persons differ:\nget  %+v\nlist %+v", ext, *one, listed[0])
+		}
+	}
+	if b := c.get(bare.ID); b.TagIDs == nil || b.TagNames == nil || b.CustomFields == nil {
+		t.Fatalf("a person without tags or values reads nil collections (null in JSON): %+v", b)
+	}
+}
