@@ -44,6 +44,7 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 	counter.SetMaxOpenConns(4)
 	st := sqlstore.New(Dialect, db, db, isUniqueViolation)
 	st.SetCounterPool(counter)
+	st.CacheKeys(newKeyWatch(url, st))
 	return st, nil
 }
 
