@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pds-dev/pds/internal/httpapi/apitest"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
@@ -200,4 +202,23 @@ func serveOnce(t *testing.T, db string, probe func(base, key string), flags ...s
 		t.Errorf("no shutdown log line in %s", errOut.String())
 	}
 	return out.String()
+}
+
+// TestKeysRevokeReachesRunningServers: `pds keys revoke` (its own store, as
+// when run as a process of its own) refuses the key on the very next
+// request to a server that has it cached.
+func TestKeysRevokeReachesRunningServers(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		db := eng.NewDatabase(t)
+		env := apitest.NewOn(t, eng.Open(t, db))
+		key, k := env.KeyWith(service.KeyRequest{AccountID: env.NewAccount()})
+		for range 3 {
+			env.Get(key, "/me").Want(200)
+		}
+		if out, err := pds(t, "keys", "revoke", k.ID, "--database", db); err != nil {
+			t.Fatalf("pds keys revoke: %v\n%s", err, out)
+		}
+		env.Get(key, "/me").Want(401)
+	})
 }

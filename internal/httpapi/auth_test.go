@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
 	"regexp"
 	"strings"
@@ -149,4 +150,46 @@ func TestRequestID(t *testing.T) {
 	if got := res.Header.Get("X-Request-Id"); !strings.HasPrefix(got, "req_") {
 		t.Fatalf("X-Request-Id = %q, want a generated one for an unsafe value", got)
 	}
+}
+
+// TestKeyChangesOutsideTheAPI: a key the server has cached, changed in the
+// database by anyone (here an operator's SQL, through no code of ours), is
+// served as changed on the very next request: its rate limit, its scopes,
+// its revocation, its deletion.
+func TestKeyChangesOutsideTheAPI(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		db := eng.NewDatabase(t)
+		env := apitest.NewOn(t, eng.Open(t, db))
+		driver := map[string]string{"sqlite": "sqlite", "postgres": "pgx"}[eng.Name]
+		raw, err := sql.Open(driver, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		exec := func(query string, args ...any) {
+			t.Helper()
+			if _, err := raw.Exec(query, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		acc := env.NewAccount()
+		key, k := env.KeyWith(service.KeyRequest{AccountID: acc})
+		other, o := env.KeyWith(service.KeyRequest{AccountID: acc})
+		for range 3 {
+			env.Get(key, "/tags").Want(200)
+			env.Get(other, "/tags").Want(200)
+		}
+		exec(`UPDATE api_keys SET rate_limit = 50 WHERE id = $1`, k.ID)
+		if got := env.Get(key, "/tags").Want(200).Header.Get("RateLimit-Policy"); got != `"per-key";q=50;w=60` {
+			t.Fatalf("after the rate limit changed: RateLimit-Policy %q", got)
+		}
+		exec(`UPDATE api_keys SET scopes = 'persons:read' WHERE id = $1`, k.ID)
+		env.Get(key, "/tags").Want(403)
+		env.Get(key, "/persons?email=a@example.com").Want(200)
+		exec(`UPDATE api_keys SET revoked_at = 1 WHERE id = $1`, k.ID)
+		env.Get(key, "/persons?email=a@example.com").Want(401)
+		exec(`DELETE FROM api_keys WHERE id = $1`, o.ID)
+		env.Get(other, "/tags").Want(401)
+	})
 }

@@ -2,9 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/storetest"
 	"github.com/pds-dev/pds/internal/testenv"
@@ -41,5 +46,104 @@ func TestConcurrentStartsMigrateOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("concurrent start: %v", err)
 		}
+	}
+}
+
+// TestKeyCacheAcrossInstances: a key cached by one instance, revoked through
+// another, is refused by the first on its very next lookup: while it
+// listens, and while its listening connection is lost (it reads the
+// database then) until it listens again.
+func TestKeyCacheAcrossInstances(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres.NewDatabase(t)
+	a, b := testenv.Postgres.Open(t, db), testenv.Postgres.Open(t, db)
+	ctx := context.Background()
+	acc := storetest.NewAccount(t, a)
+	mint := func() domain.APIKey {
+		k, _, err := service.MintKey(ctx, a, service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes}, storetest.Epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	lookup := func(k domain.APIKey, revoked bool) {
+		t.Helper()
+		got, err := b.KeyByHash(ctx, k.Hash)
+		if err != nil || got.ID != k.ID || (got.RevokedAt != nil) != revoked {
+			t.Fatalf("lookup of %s: %+v, %v; want revoked %v", k.ID, got, err, revoked)
+		}
+	}
+	listening := func() uint32 {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if up, pid := postgres.KeyWatchState(b); up {
+				return pid
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the key cache does not listen")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	k1, k2 := mint(), mint()
+	lookup(k1, false) // starts listening
+	listening()
+	lookup(k1, false)
+	lookup(k1, false) // from the cache
+	if err := a.RevokeKey(ctx, k1.ID, storetest.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	lookup(k1, true)
+
+	lookup(k2, false)
+	admin, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	pid := listening()
+	if _, err := admin.Exec(`SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	// Revoked behind the cache's back: an operator's UPDATE, no notification
+	// can reach a connection that is gone.
+	if _, err := admin.Exec(`UPDATE api_keys SET revoked_at = 1 WHERE id = $1`, k2.ID); err != nil {
+		t.Fatal(err)
+	}
+	lookup(k2, true)
+	if again := listening(); again == pid {
+		t.Fatalf("listening again on the terminated backend %d", pid)
+	}
+	lookup(k2, true)
+	k3 := mint()
+	lookup(k3, false)
+	lookup(k3, false)
+	if _, err := admin.Exec(`DELETE FROM api_keys WHERE id = $1`, k3.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.KeyByHash(ctx, k3.Hash); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("a deleted key: %v", err)
+	}
+}
+
+// TestCloseTwice: closing a store a second time returns, whether or not its
+// key cache ever listened.
+func TestCloseTwice(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres.NewDatabase(t)
+	for _, listen := range []bool{false, true} {
+		st, err := postgres.Open(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if listen {
+			if _, err := st.KeyByHash(context.Background(), make([]byte, 32)); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+		st.Close()
+		st.Close()
 	}
 }

@@ -44,7 +44,14 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 	n := max(4, runtime.NumCPU())
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return sqlstore.New(Dialect, r, w, isUniqueViolation), nil
+	st := sqlstore.New(Dialect, r, w, isUniqueViolation)
+	keys, err := newChangeCounter(ctx, st, r)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	st.CacheKeys(keys)
+	return st, nil
 }
 
 // Migrate applies the migrations to the file at path.

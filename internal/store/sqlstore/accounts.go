@@ -110,8 +110,17 @@ func scanKey(sc scanner) (*domain.APIKey, error) {
 	return &k, nil
 }
 
-// KeyByHash finds a key by the hash of its secret, through the unique index.
+// KeyByHash finds a key by the hash of its secret: from the key cache when
+// the engine keeps one (CacheKeys), else through the unique index.
 func (s *Store) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error) {
+	if s.keys != nil {
+		return s.keys.get(ctx, hash, s.readKey)
+	}
+	return s.readKey(ctx, hash)
+}
+
+// readKey reads a key by the hash of its secret, through the unique index.
+func (s *Store) readKey(ctx context.Context, hash []byte) (*domain.APIKey, error) {
 	k, err := scanKey(s.reader().queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.ErrNotFound
@@ -134,12 +143,22 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) error
 	if n, _ := res.RowsAffected(); n == 0 {
 		return domain.NotFound("key", keyID)
 	}
+	// Every instance hears of it through its KeySync; this one forgets the
+	// key at once.
+	if s.keys != nil {
+		s.keys.forgetID(keyID)
+	}
 	return nil
 }
 
-// TouchKey records the last use of a key.
+// TouchKey records the last use of a key. A touch is no change the key
+// cache must hear of (the triggers pass over last_used_at); this instance
+// notes it in its own cached copy.
 func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error {
 	_, err := s.writer().exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, at.UnixMilli(), keyID)
+	if err == nil && s.keys != nil {
+		s.keys.touched(keyID, at)
+	}
 	return err
 }
 

@@ -83,6 +83,8 @@ type Store struct {
 	folder *folder
 	// getPersonSQL is the dialect's Get Person statement.
 	getPersonSQL string
+	// keys caches keys read by hash, when the engine turned it on (CacheKeys).
+	keys *keyCache
 }
 
 type stmtKey struct {
@@ -117,18 +119,22 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.w.PingContext(ctx)
 }
 
-// Close stops the committer (answering the writes still queued), then
-// closes the pools and the prepared statements.
+// Close stops the committer (answering the writes still queued) and the
+// key cache's KeySync, then closes the pools and the prepared statements.
 func (s *Store) Close() error {
 	s.folder.close()
 	if s.gc != nil {
 		s.gc.close()
 	}
+	var err error
+	if s.keys != nil {
+		err = s.keys.sync.Close()
+	}
 	s.stmts.Range(func(_, v any) bool {
 		v.(*sql.Stmt).Close()
 		return true
 	})
-	err := s.r.Close()
+	err = errors.Join(err, s.r.Close())
 	if s.w != s.r {
 		err = errors.Join(err, s.w.Close())
 	}
