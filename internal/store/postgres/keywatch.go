@@ -42,7 +42,9 @@ var errNotListening = errors.New("postgres: the key cache's listening connection
 // Sync fails and the cache is passed over until a new connection listens;
 // the cache is emptied then, since notifications may have been missed. The
 // connection is made on the first Sync, so a store that never authenticates
-// a request holds none.
+// a request holds none. It must be a session of its own on the server: a
+// pooler in transaction mode (PgBouncer) would neither deliver the
+// notifications nor answer the sync on the listening session.
 type keyWatch struct {
 	url string
 	st  *sqlstore.Store
@@ -232,11 +234,13 @@ func (w *keyWatch) notified(_ *pgconn.PgConn, n *pgconn.Notification) {
 	if n.Channel != keyChannel {
 		return
 	}
-	schema, hexHash, ok := strings.Cut(n.Payload, " ")
-	if !ok {
+	// The hash is hex; a schema's name may hold spaces.
+	i := strings.LastIndexByte(n.Payload, ' ')
+	if i < 0 {
 		w.st.ForgetKeys()
 		return
 	}
+	schema, hexHash := n.Payload[:i], n.Payload[i+1:]
 	if schema != w.schema {
 		return // another deployment (or test) in the same database
 	}
