@@ -163,13 +163,6 @@ func breadcrumbTimeline(ctx context.Context, q querier, accountID string, f doma
 	if f.Until != nil {
 		r.hi = f.Until.UnixMilli() + 1
 	}
-	r.rows = func(ctx context.Context, q querier, lo, hi int64) (int, error) {
-		args := append(sqlArgs(nil), flavor...)
-		var n int
-		err := q.queryRow(ctx, `SELECT COUNT(*) FROM breadcrumbs WHERE `+where+
-			` AND activity_at >= `+args.add(lo)+` AND activity_at < `+args.add(hi), args...).Scan(&n)
-		return n, err
-	}
 	return timelinePage(ctx, q, r, true, p, func(pos position, limit int) ([]domain.Breadcrumb, error) {
 		args := append(sqlArgs(nil), flavor...)
 		return queryAll(ctx, q, scanBreadcrumb, `SELECT `+breadcrumbColumns+` FROM breadcrumbs WHERE `+where+

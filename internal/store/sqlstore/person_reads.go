@@ -167,13 +167,7 @@ func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.Pe
 // personWindow reads a page of the persons last seen at or after since,
 // counted and located through the account's persons timeline.
 func personWindow(ctx context.Context, q querier, accountID string, since time.Time, p domain.PageRequest) ([]domain.Person, int, error) {
-	r := timelineRange{tl: personsTimeline(accountID), lo: ceilMillis(since), hi: timelineMax,
-		rows: func(ctx context.Context, q querier, lo, hi int64) (int, error) {
-			var n int
-			err := q.queryRow(ctx, `SELECT COUNT(*) FROM persons WHERE account_id = $1 AND last_seen_at >= $2 AND last_seen_at < $3`,
-				accountID, lo, hi).Scan(&n)
-			return n, err
-		}}
+	r := timelineRange{tl: personsTimeline(accountID), lo: ceilMillis(since), hi: timelineMax}
 	return timelinePage(ctx, q, r, false, p, func(pos position, limit int) ([]domain.Person, error) {
 		ids, err := queryAll(ctx, q, scanID, `SELECT id FROM persons WHERE account_id = $1 AND last_seen_at >= $2
 			ORDER BY last_seen_at, id LIMIT $3 OFFSET $4`, accountID, pos.bound, limit, pos.skip)

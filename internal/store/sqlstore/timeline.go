@@ -24,9 +24,6 @@ import (
 const (
 	timelineLevels = 7
 	timelineFanout = 64
-	// timelineBase is the width of a level-0 bucket in milliseconds: a
-	// deep page walks at most the rows of one millisecond.
-	timelineBase = 1
 	// timelineMin and timelineMax bound every stored time (years -285,000
 	// to 285,000), so that bucket arithmetic never overflows.
 	timelineMin = -(int64(1) << 53)
@@ -49,9 +46,11 @@ func breadcrumbsTimeline(account string, flavor *string) timeline {
 	return timeline{account, "breadcrumbs", *flavor}
 }
 
-// levelWidth is the width of a bucket of level l in milliseconds.
+// levelWidth is the width of a bucket of level l in milliseconds; a
+// level-0 bucket is one millisecond, so a deep page walks at most the rows
+// of one millisecond.
 func levelWidth(l int) int64 {
-	w := int64(timelineBase)
+	w := int64(1)
 	for range l {
 		w *= timelineFanout
 	}
@@ -77,7 +76,7 @@ type span struct {
 
 // covers reports whether the level-0 bucket b0 lies in s.
 func (s span) covers(b0 int64) bool {
-	w := levelWidth(s.level) / timelineBase
+	w := levelWidth(s.level)
 	return b0 >= s.from*w && b0 < s.to*w
 }
 
@@ -111,13 +110,10 @@ func cover(from, to int64) []span {
 }
 
 // timelineRange is the part of a timeline a list reads: the rows at or
-// after lo and before hi, in milliseconds. rows counts the rows of the
-// underlying table in a sub-range exactly; it is only ever asked about
-// less than one level-0 bucket at each end.
+// after lo and before hi, in milliseconds.
 type timelineRange struct {
 	tl     timeline
 	lo, hi int64
-	rows   func(ctx context.Context, q querier, lo, hi int64) (int, error)
 }
 
 // position is where the k-th row of a range (0-based, in list order) is
@@ -133,70 +129,38 @@ type position struct {
 // plain OFFSET from the range's edge: cheaper than stepping down the levels.
 const nearby = 256
 
-// summary is what one list reads of a range: the rows of the partial
-// level-0 buckets at its low and high ends (none while a level-0 bucket is
-// one millisecond), and the sums of the whole buckets between them.
+// summary is what one list reads of a range: the sums of the bucket spans
+// that cover it.
 type summary struct {
-	head, tail int // rows in [lo, a0) and [b0, hi)
-	spans      []span
-	sums       []int
-	whole      bool // the range lies within two level-0 buckets: no buckets
+	spans []span
+	sums  []int
 }
 
 func (m summary) total() int {
-	n := m.head + m.tail
+	n := 0
 	for _, v := range m.sums {
 		n += v
 	}
 	return n
 }
 
-// summarize reads the summary of the range: one statement for the buckets,
-// and one for each partial level-0 bucket at the ends.
+// summarize reads the summary of the range in one statement.
 func (r timelineRange) summarize(ctx context.Context, q querier) (summary, error) {
-	a0, b0 := ceilDiv(r.lo, timelineBase), floorDiv(r.hi, timelineBase)
-	if a0 >= b0 {
-		n, err := r.rows(ctx, q, r.lo, r.hi)
-		return summary{head: n, whole: true}, err
-	}
-	var m summary
+	m := summary{spans: cover(r.lo, r.hi)}
 	var err error
-	if m.head, err = r.partial(ctx, q, r.lo, a0*timelineBase); err != nil {
-		return m, err
-	}
-	if m.tail, err = r.partial(ctx, q, b0*timelineBase, r.hi); err != nil {
-		return m, err
-	}
-	m.spans = cover(a0, b0)
 	m.sums, err = r.spanSums(ctx, q, m.spans)
 	return m, err
-}
-
-// partial counts the rows of [lo, hi), part of one level-0 bucket.
-func (r timelineRange) partial(ctx context.Context, q querier, lo, hi int64) (int, error) {
-	if lo >= hi {
-		return 0, nil
-	}
-	return r.rows(ctx, q, lo, hi)
 }
 
 // locate finds the k-th row (0-based, k below the total) of the range in
 // ascending order when desc is false, descending otherwise.
 func (r timelineRange) locate(ctx context.Context, q querier, m summary, k int, desc bool) (position, error) {
-	first, last := m.head, m.tail
-	start, end := position{bound: r.lo}, position{bound: ceilDiv(r.lo, timelineBase) * timelineBase}
-	if !m.whole {
-		end.bound = floorDiv(r.hi, timelineBase) * timelineBase
+	if k < nearby {
+		if desc {
+			return position{bound: r.hi, skip: k}, nil
+		}
+		return position{bound: r.lo, skip: k}, nil
 	}
-	if desc {
-		first, last = m.tail, m.head
-		start.bound, end.bound = r.hi, ceilDiv(r.lo, timelineBase)*timelineBase
-	}
-	if m.whole || k < first || k < nearby {
-		start.skip = k
-		return start, nil
-	}
-	k -= first
 	for i := range m.spans {
 		if desc {
 			i = len(m.spans) - 1 - i
@@ -216,19 +180,14 @@ func (r timelineRange) locate(ctx context.Context, q querier, m summary, k int, 
 			k -= before
 			if sp.level == 0 {
 				if desc {
-					return position{bound: (bucket + 1) * timelineBase, skip: k}, nil
+					return position{bound: bucket + 1, skip: k}, nil
 				}
-				return position{bound: bucket * timelineBase, skip: k}, nil
+				return position{bound: bucket, skip: k}, nil
 			}
 			sp = span{sp.level - 1, bucket * timelineFanout, (bucket + 1) * timelineFanout}
 		}
 	}
-	if k >= last {
-		return position{}, fmt.Errorf("timeline %v: row past the end of the range", r.tl)
-	}
-	// The row is in the partial level-0 bucket at the far end.
-	end.skip = k
-	return end, nil
+	return position{}, fmt.Errorf("timeline %v: row past the end of the range", r.tl)
 }
 
 // spanSums returns the number of rows in each span, unfolded deltas
@@ -263,11 +222,11 @@ func (r timelineRange) spanSums(ctx context.Context, q querier, spans []span) ([
 	return sums, err
 }
 
-// deltasSQL selects the unfolded deltas of [lo, hi) summed per level-0
-// bucket, as rows (span -1, bucket, n) to join spanSums' and bucketOf's.
+// deltasSQL selects the unfolded deltas of [lo, hi), each at its level-0
+// bucket (its millisecond), as rows (span -1, bucket, n) to join spanSums'
+// and bucketOf's.
 func deltasSQL(args *sqlArgs, account, series, key string, lo, hi int64) string {
-	w := args.add(int64(timelineBase))
-	return `SELECT -1 AS span, ` + floorDivSQL("at_ms", w) + ` AS b, n FROM timeline_deltas
+	return `SELECT -1 AS span, at_ms AS b, n FROM timeline_deltas
 		WHERE account_id = ` + account + ` AND series = ` + series + ` AND key = ` + key +
 		` AND at_ms >= ` + args.add(lo) + ` AND at_ms < ` + args.add(hi)
 }
@@ -306,7 +265,7 @@ func (r timelineRange) bucketOf(ctx context.Context, q querier, s span, k int, d
 	var buckets []bucketCount
 	err = scanBuckets(ctx, q, query, args, func(i int, b int64, n int) {
 		if i < 0 {
-			b = floorDiv(b, w/timelineBase)
+			b = floorDiv(b, w)
 		}
 		buckets = addCount(buckets, b, n, desc)
 	})
