@@ -50,6 +50,8 @@ type config struct {
 	cpuProfile   string
 	pprofAddr    string
 	keepDatabase bool
+	reuse        string
+	only         map[string]bool // row numbers to measure; nil is every row
 }
 
 func main() {
@@ -76,7 +78,9 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.pdsBin, "pds", "", "a built pds binary (default: go build ./cmd/pds into a temporary directory)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows (server and load generator) to this file")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address while running (e.g. 127.0.0.1:6060)")
-	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file (its path is printed); PostgreSQL schemas are always dropped")
+	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file or the PostgreSQL schema (its name is printed) for inspection")
+	fs.StringVar(&c.reuse, "reuse", "", "measure again the database a --keep run left, named by the fixture.json it printed (one engine)")
+	only := fs.String("only", "", "measure only these rows, by number (e.g. 2,4); the import row comes with a seed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -87,6 +91,18 @@ func run(ctx context.Context, args []string) error {
 		c.engines = []string{"sqlite", "postgres"}
 	default:
 		return fmt.Errorf("--engine is sqlite, postgres or both, not %q", *engine)
+	}
+	if *only != "" {
+		c.only = map[string]bool{}
+		for _, n := range strings.Split(*only, ",") {
+			if !strings.Contains("1 2 3 4 5 6 8", n) || len(n) != 1 {
+				return fmt.Errorf("--only takes row numbers 1-6 and 8, not %q", n)
+			}
+			c.only[n] = true
+		}
+	}
+	if c.reuse != "" && len(c.engines) != 1 {
+		return errors.New("--reuse measures one engine's database: give --engine sqlite or postgres")
 	}
 	if c.persons < 1 || c.requests < 1 || c.duration <= 0 || c.perPerson < 0 {
 		return errors.New("--persons, --requests and --duration must be positive")
@@ -180,34 +196,85 @@ func markdown(c config, rows []row) string {
 
 // fixture is what the measured rows need to know of the seeded account.
 type fixture struct {
-	key          string
-	account      string
-	tagA, tagB   string
-	since        time.Time
-	persons      int
-	breadcrumbs  int
-	samplePerson []string
+	key        string
+	account    string
+	tagA, tagB string
+	since      time.Time
+	// seeded persons were imported (seedExternalID(0) to seeded-1); the
+	// account holds persons in all, and breadcrumbs of which flavored have
+	// the first flavor.
+	seeded, persons       int
+	breadcrumbs, flavored int
+	samplePerson          []string
 }
 
-// bench seeds one engine and measures its rows.
+// bench seeds one engine (or reuses a kept one) and measures its rows.
 func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, error) {
-	database, drop, err := freshDatabase(ctx, engine, dir, c.pgURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer drop()
-	if c.keepDatabase && engine == "sqlite" {
-		fmt.Fprintf(os.Stderr, "pdsbench: the SQLite database is %s\n", database)
-	}
-	fx := fixture{persons: c.persons, since: time.Now().UTC().Add(-time.Minute)}
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "pdsbench %s: "+format+"\n", append([]any{engine}, a...)...)
 	}
+	var (
+		database string
+		fx       fixture
+		rows     []row
+	)
+	if c.reuse != "" {
+		saved, err := loadFixture(c.reuse)
+		if err != nil {
+			return nil, nil, err
+		}
+		database, fx = saved.Database, saved.fixture()
+		if err := recount(ctx, engine, database, &fx); err != nil {
+			return nil, nil, err
+		}
+		logf("reusing %s: %d persons, %d breadcrumbs", c.reuse, fx.persons, fx.breadcrumbs)
+	} else {
+		db, drop, err := freshDatabase(ctx, engine, dir, c.pgURL, c.keepDatabase)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer drop()
+		database = db
+		if fx, rows, err = seed(ctx, c, engine, database, dir, logf); err != nil {
+			return nil, nil, err
+		}
+		if c.keepDatabase {
+			path := filepath.Join(dir, "fixture.json")
+			if err := saveFixture(path, database, fx); err != nil {
+				return nil, nil, err
+			}
+			fmt.Fprintf(os.Stderr, "pdsbench: --reuse %s measures this database again\n", path)
+		}
+	}
 
-	// The account, its tags and a key, through the store.
+	// The server, in this process, on a loopback listener.
 	st, err := open(ctx, database)
 	if err != nil {
 		return nil, nil, err
+	}
+	defer st.Close()
+	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, limiterFor(st),
+		slog.New(slog.DiscardHandler)).Handler())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer stopServer()
+
+	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf}
+	m.rows = rows
+	m.all()
+	return m.rows, m.failures, nil
+}
+
+// seed makes the account, its tags and key, imports the persons, appends
+// the breadcrumbs and leaves the database as a server that ran a while
+// would: counts folded, planner statistics fresh.
+func seed(ctx context.Context, c config, engine, database, dir string, logf func(string, ...any)) (fixture, []row, error) {
+	fx := fixture{persons: c.persons, seeded: c.persons, since: time.Now().UTC().Add(-time.Minute)}
+	// The account, its tags and a key, through the store.
+	st, err := open(ctx, database)
+	if err != nil {
+		return fx, nil, err
 	}
 	now := time.Now().UTC()
 	fx.account = domain.NewID("acc")
@@ -225,28 +292,28 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 	}
 	st.Close()
 	if err != nil {
-		return nil, nil, err
+		return fx, nil, err
 	}
 	fx.tagA, fx.tagB = tagA.ID, tagB.ID
 
 	// Persons through pds import persons, a subprocess, as a user runs it.
 	file := filepath.Join(dir, "persons.jsonl")
 	if err := writePersons(file, c.persons, fx.tagA, fx.tagB); err != nil {
-		return nil, nil, err
+		return fx, nil, err
 	}
 	logf("importing %d persons", c.persons)
 	took, err := importPersons(ctx, c.pdsBin, database, fx.account, file, c.persons)
 	if err != nil {
-		return nil, nil, err
+		return fx, nil, err
 	}
 	os.Remove(file)
 	rows := []row{{engine: engine, name: "7. `pds import persons`, wall time", throughput: fmt.Sprintf("%.0f persons/s", float64(c.persons)/took.Seconds()),
 		note: fmt.Sprintf("%d lines in %s", c.persons, took.Round(time.Millisecond))}}
 
-	// Breadcrumbs in bulk, then fresh planner statistics as after any bulk load.
+	// Breadcrumbs in bulk.
 	db, err := rawDB(engine, database)
 	if err != nil {
-		return nil, nil, err
+		return fx, nil, err
 	}
 	logf("seeding %d breadcrumbs per person", c.perPerson)
 	t0 := time.Now()
@@ -256,48 +323,41 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 	}
 	db.Close()
 	if err != nil {
-		return nil, nil, fmt.Errorf("seeding breadcrumbs: %w", err)
+		return fx, nil, fmt.Errorf("seeding breadcrumbs: %w", err)
 	}
+	fx.flavored = c.persons * ((c.perPerson + len(breadcrumbFlavors) - 1) / len(breadcrumbFlavors))
 	logf("%d breadcrumbs in %s", fx.breadcrumbs, time.Since(t0).Round(time.Millisecond))
 
-	// The server, in this process, on a loopback listener.
-	st, err = open(ctx, database)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer st.Close()
 	// The raw INSERTs left their counts as deltas; fold them as the server
 	// would in the background, before measuring.
+	st, err = open(ctx, database)
+	if err != nil {
+		return fx, nil, err
+	}
 	t0 = time.Now()
 	if f, ok := st.(interface{ FoldTimelines(context.Context) error }); ok {
-		if err := f.FoldTimelines(ctx); err != nil {
-			return nil, nil, err
-		}
+		err = f.FoldTimelines(ctx)
+	}
+	st.Close()
+	if err != nil {
+		return fx, nil, err
 	}
 	logf("counts folded in %s", time.Since(t0).Round(time.Millisecond))
-	// Fresh planner statistics, as autovacuum gathers after any bulk load:
-	// planned while timeline_counts was empty, its queries would read it whole.
+	// Fresh planner statistics and visibility map, as autovacuum leaves them
+	// after any bulk load: planned while timeline_counts was empty, its
+	// queries would read it whole, and without the visibility map every
+	// index-only scan visits the heap.
 	if engine == "postgres" {
 		db, err := rawDB(engine, database)
 		if err == nil {
-			_, err = db.ExecContext(ctx, `ANALYZE`)
+			_, err = db.ExecContext(ctx, `VACUUM ANALYZE`)
 			db.Close()
 		}
 		if err != nil {
-			return nil, nil, err
+			return fx, nil, err
 		}
 	}
-	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, limiterFor(st),
-		slog.New(slog.DiscardHandler)).Handler())
-	if err != nil {
-		return nil, nil, err
-	}
-	defer stopServer()
-
-	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf}
-	m.rows = rows
-	m.all()
-	return m.rows, m.failures, nil
+	return fx, rows, nil
 }
 
 func open(ctx context.Context, database string) (store.Store, error) {

@@ -25,7 +25,7 @@ import (
 
 // freshDatabase makes an empty database of the engine and returns what
 // --database takes, and what drops it.
-func freshDatabase(ctx context.Context, engine, dir, pgURL string) (string, func(), error) {
+func freshDatabase(ctx context.Context, engine, dir, pgURL string, keep bool) (string, func(), error) {
 	if engine == "sqlite" {
 		return filepath.Join(dir, "pds.db"), func() {}, nil
 	}
@@ -42,7 +42,11 @@ func freshDatabase(ctx context.Context, engine, dir, pgURL string) (string, func
 		return "", nil, fmt.Errorf("create schema: %w", err)
 	}
 	drop := func() {
-		_, _ = admin.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		if keep {
+			fmt.Fprintf(os.Stderr, "pdsbench: kept PostgreSQL schema %s\n", schema)
+		} else {
+			_, _ = admin.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		}
 		admin.Close()
 	}
 	u, err := url.Parse(pgURL)
@@ -237,9 +241,9 @@ func seedBreadcrumbs(ctx context.Context, db *sql.DB, engine, account string, pe
 // samplePersons picks the ids Get Person asks for: up to 1,000 persons
 // spread evenly over the seed.
 func samplePersons(ctx context.Context, db *sql.DB, fx *fixture) error {
-	step := max(1, fx.persons/1000)
+	step := max(1, fx.seeded/1000)
 	var exts []any
-	for i := 0; i < fx.persons; i += step {
+	for i := 0; i < fx.seeded; i += step {
 		exts = append(exts, seedExternalID(i))
 	}
 	for len(exts) > 0 {
