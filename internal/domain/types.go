@@ -2,6 +2,7 @@ package domain
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"math"
 	"time"
@@ -72,9 +73,23 @@ func (p PageRequest) Offset() int {
 	return (p.Page - 1) * p.Size
 }
 
-// NewID returns a random identifier with a readable type prefix.
-func NewID(prefix string) string {
-	return prefix + "_" + RandomHex(12)
+// NewID returns an identifier with a readable type prefix and 24 hex
+// digits: the creation time in unix milliseconds (12 digits), then 48
+// random bits. Ids made later sort later, so a table keyed by them grows at
+// the right edge of its primary key: with wholly random keys, every insert
+// into a table of a million rows read and dirtied a page of its own, which
+// SQLite's commits and PostgreSQL's WAL (a full page image on the first
+// change of a page after each checkpoint) paid for. Clients see an opaque
+// string as before.
+func NewID(prefix string) string { return newIDAt(prefix, time.Now()) }
+
+func newIDAt(prefix string, t time.Time) string {
+	var b [12]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMilli())<<16)
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
 // RandomHex returns n random bytes as lowercase hex.
