@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,9 +13,10 @@ import (
 // personTagWindow reads a page of the persons last seen at or after since
 // that hold every one of tags. Each tag link carries its person's last-seen
 // time (person_tags_seen), so the holders of the first tag in the window
-// are one index range already in list order, and each further tag is one
-// primary-key probe per holder: no sort, and no visit to persons except
-// for the page itself.
+// are one index range already in list order, and so are each further
+// tag's: the engine merges them (an INTERSECT on SQLite, a merge join on
+// PostgreSQL), with no sort and no visit to persons except for the page
+// itself.
 func personTagWindow(ctx context.Context, q querier, accountID string, since time.Time, tags []string, p domain.PageRequest) ([]domain.Person, int, error) {
 	tags = dedupe(tags)
 	// An archived or unknown tag is held by nobody that counts.
@@ -41,10 +44,20 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 		}
 		holders = `(` + strings.Join(parts, ` INTERSECT `) + `) h`
 	} else {
-		holders = `person_tags h WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) +
-			` AND h.last_seen_at >= ` + seen
-		for _, tag := range tags[1:] {
-			holders += ` AND EXISTS (SELECT 1 FROM person_tags o WHERE o.person_id = h.person_id AND o.account_id = h.account_id AND o.tag_id = ` + args.add(tag) + `)`
+		// Each further tag's holders joined on the list order, which a
+		// merge join reads off both indexes with no sort.
+		where := ` WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) + ` AND h.last_seen_at >= ` + seen
+		var joins strings.Builder
+		for i, tag := range tags[1:] {
+			o := "o" + strconv.Itoa(i)
+			fmt.Fprintf(&joins, ` JOIN person_tags %[1]s ON %[1]s.account_id = h.account_id AND %[1]s.tag_id = %[2]s`+
+				` AND %[1]s.last_seen_at = h.last_seen_at AND %[1]s.person_id = h.person_id AND %[1]s.last_seen_at >= %[3]s`, o, args.add(tag), seen)
+		}
+		holders = `person_tags h` + joins.String() + where
+		if q.s.dialect.MergeJoinTags != "" {
+			if _, err := q.exec(ctx, q.s.dialect.MergeJoinTags); err != nil {
+				return nil, 0, err
+			}
 		}
 	}
 	ids, total, err := listPage(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, scanID)

@@ -97,8 +97,10 @@ func (rs rawStore) seedAccount(t testing.TB, n int) (string, []string) {
 
 // TestListPersonsQueryCount holds a page of persons to a fixed number of
 // statements, whatever its size: the count (in window mode one sum over the
-// buckets of the timeline; with tags, whether they are live first), the page (in window mode its ids, then its rows), the
-// tags of the whole page and the custom field values of the whole page.
+// buckets of the timeline; with tags, whether they are live first, and on
+// PostgreSQL the planner settings that merge the tags), the page (in window
+// mode its ids, then its rows), the tags of the whole page and the custom
+// field values of the whole page.
 func TestListPersonsQueryCount(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
@@ -108,6 +110,10 @@ func TestListPersonsQueryCount(t *testing.T) {
 		rs.seedAccount(t, 10)
 		ctx := context.Background()
 		since := seedEpoch
+		tagged := int64(6)
+		if eng.Name == "postgres" {
+			tagged++
+		}
 		for _, tc := range []struct {
 			name  string
 			q     domain.PersonSelection
@@ -117,7 +123,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 		}{
 			{"window, 100", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 100, 100, 5},
 			{"window, 10", domain.PersonSelection{Mode: domain.PersonWindow, Since: since}, 10, 10, 5},
-			{"window with tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 100, 15, 6},
+			{"window with tags", domain.PersonSelection{Mode: domain.PersonWindow, Since: since, TagIDs: []string{tags[0], tags[7]}}, 100, 15, tagged},
 			{"lookup", domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P3@seed.test"}, 25, 1, 4},
 		} {
 			var got []domain.Person

@@ -57,6 +57,12 @@ type Dialect struct {
 	// them in one pass (SQLite); otherwise a semi-join leaves the choice
 	// of join to the planner.
 	MergeIntersect bool
+	// MergeJoinTags, when set, is run in a tag filter's read transaction
+	// before its statements, so that the planner joins the tags' index
+	// ranges by merging them in list order. Estimating one account that
+	// fills the table, PostgreSQL would rather hash two sequential scans,
+	// which at a million persons costs several times the merge.
+	MergeJoinTags string
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions
