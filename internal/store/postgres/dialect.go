@@ -21,6 +21,7 @@ var Dialect = sqlstore.Dialect{
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,
+	RowValueRanges:      true,
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 }

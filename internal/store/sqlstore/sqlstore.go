@@ -57,6 +57,12 @@ type Dialect struct {
 	// them in one pass (SQLite); otherwise a semi-join leaves the choice
 	// of join to the planner.
 	MergeIntersect bool
+	// RowValueRanges says the planner reads a row value bound such as
+	// (account_id, id) > ($1, $2) as a range of an index on those columns
+	// (PostgreSQL, which would serve "id > $2" from the primary key alone,
+	// across every account); otherwise the bound is said column by column
+	// (SQLite reads a row value as a filter). See ExportPersons.
+	RowValueRanges bool
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions
