@@ -50,6 +50,7 @@ type config struct {
 	cpuProfile   string
 	pprofAddr    string
 	keepDatabase bool
+	rows         []string
 }
 
 func main() {
@@ -77,7 +78,12 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows (server and load generator) to this file")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address while running (e.g. 127.0.0.1:6060)")
 	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file (its path is printed); PostgreSQL schemas are always dropped")
+	rowsFlag := fs.String("rows", "scale", "comma list of row groups to measure: "+strings.Join(rowGroupNames(), ", "))
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if c.rows, err = parseRows(*rowsFlag); err != nil {
 		return err
 	}
 	switch *engine {
@@ -294,7 +300,7 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 	}
 	defer stopServer()
 
-	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf}
+	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf, st: st}
 	m.rows = rows
 	m.all()
 	return m.rows, m.failures, nil
