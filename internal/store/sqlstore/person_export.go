@@ -8,15 +8,16 @@ import (
 
 // ExportPersons reads one chunk of an export: a keyset read on id through
 // persons_account_id (account_id, id), so that each chunk starts where the
-// last one ended, however deep, and a chunk holds each person with its tags
-// and values (personDetailsSelect). The filters only drop rows of that walk:
-// an index on last_seen_at would hand the rows over out of id order, to be
-// sorted whole for every chunk. The bound on id is always there (after ""
-// is before every id), so every chunk is the same range read.
+// last one ended, however deep, then the chunk's tags and custom field
+// values in one query each (attachDetails), all in one snapshot. The filters only drop rows of
+// that walk: an index on last_seen_at would hand the rows over out of id
+// order, to be sorted whole for every chunk. The bound on id is always
+// there (after "" is before every id), so every chunk is the same range
+// read.
 func (s *Store) ExportPersons(ctx context.Context, accountID string, sel domain.PersonExport, limit int) ([]domain.Person, error) {
 	var args sqlArgs
 	account := args.add(accountID)
-	query := personDetailsSelect(s.dialect) + ` WHERE p.account_id = ` + account
+	query := `SELECT ` + personColumns + ` FROM persons p WHERE p.account_id = ` + account
 	if s.dialect.RowValueRanges {
 		query += ` AND (p.account_id, p.id) > (` + account + `, ` + args.add(sel.After) + `)`
 	} else {
@@ -34,5 +35,14 @@ func (s *Store) ExportPersons(ctx context.Context, accountID string, sel domain.
 			AND t.archived_at IS NULL WHERE pt.person_id = p.id AND pt.tag_id = ` + args.add(tag) + `) = 1`
 	}
 	query += ` ORDER BY p.account_id, p.id LIMIT ` + args.add(limit)
-	return queryAll(ctx, s.reader(), scanPersonDetails, query, args...)
+	// One snapshot per chunk, so that each person's tags and values are
+	// those of the row read.
+	var persons []domain.Person
+	err := s.inReadTx(ctx, func(q querier) (err error) {
+		if persons, err = queryAll(ctx, q, scanPerson, query, args...); err != nil {
+			return err
+		}
+		return attachDetails(ctx, q, accountID, persons)
+	})
+	return persons, err
 }

@@ -3,6 +3,8 @@ package sqlstore_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -30,8 +32,12 @@ func BenchmarkUpsertPersons(b *testing.B) {
 			b.ReportAllocs()
 			var statementsRun int64
 			n := 0
+			size := 100
+			if v, err := strconv.Atoi(os.Getenv("PDS_BATCH_SIZE")); err == nil {
+				size = v
+			}
 			for b.Loop() {
-				items := make([]domain.PersonUpsert, 100)
+				items := make([]domain.PersonUpsert, size)
 				for i := range items {
 					n++
 					items[i] = domain.PersonUpsert{ExternalID: text(fmt.Sprintf("b-%d", n)), Email: text(fmt.Sprintf("b-%d@x.test", n)),
@@ -44,7 +50,7 @@ func BenchmarkUpsertPersons(b *testing.B) {
 				})
 			}
 			b.ReportMetric(float64(statementsRun)/float64(b.N), "statements/op")
-			b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "persons/s")
+			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "persons/s")
 		})
 	}
 }

@@ -280,6 +280,17 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 	return tx.Commit()
 }
 
+// inTxAlone is inTx for a caller that fills a commit by itself: with group
+// commit it runs in a transaction of its own, without the savepoint that
+// shares one (see committer.runAlone). An error from fn rolls back all of
+// fn's work either way.
+func (s *Store) inTxAlone(ctx context.Context, fn func(q querier) error) error {
+	if s.gc != nil {
+		return s.gc.runAlone(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
+}
+
 // inReadTx runs fn in one read-only transaction, so that its statements
 // see one snapshot.
 func (s *Store) inReadTx(ctx context.Context, fn func(q querier) error) error {
