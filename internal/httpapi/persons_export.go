@@ -29,21 +29,24 @@ var exportParams = map[string]bool{"updated_since": true, "tag_ids": true, "afte
 
 // exportPersons streams every person of the account the filters select, in
 // id order, one compact person per line (application/x-ndjson), a chunk at
-// a time from the store, so memory stays flat whatever the account holds.
-// Each chunk is read when the one before it is sent, so a person changed
-// meanwhile may appear in its newer state. An error before the first line
-// is a problem document; after it, the connection is cut without the end
-// of the chunked body, so no client takes a broken export for a whole one
-// (it resumes with after=<the last id it got>).
+// a time from the store, so memory stays flat whatever the account holds:
+// the chunk being sent and the next one, read meanwhile (readChunks). Each
+// chunk is read as the export goes, so a person changed meanwhile may
+// appear in its newer state. An error before the first line is a problem
+// document; after it, the connection is cut without the end of the chunked
+// body, so no client takes a broken export for a whole one (it resumes with
+// after=<the last id it got>).
 func (s *Server) exportPersons(w http.ResponseWriter, r *http.Request) error {
 	sel, err := exportSelection(r)
 	if err != nil {
 		return err
 	}
-	ctx, acc := r.Context(), accountID(r)
-	chunk, err := s.store.ExportPersons(ctx, acc, sel, exportChunk)
-	if err != nil {
-		return err
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop() // the reader stops with the handler, however it ends
+	chunks := s.readChunks(ctx, accountID(r), sel)
+	first := <-chunks
+	if first.err != nil {
+		return first.err
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
@@ -51,10 +54,13 @@ func (s *Server) exportPersons(w http.ResponseWriter, r *http.Request) error {
 	rc := http.NewResponseController(w)
 	out := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(out) // one line per value
-	for {
+	for c, ok := first, true; ok; c, ok = <-chunks {
+		if c.err != nil {
+			s.abortExport(ctx, r, c.err)
+		}
 		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWait))
-		for i := range chunk {
-			if err := enc.Encode(personview.Compact(&chunk[i])); err != nil {
+		for i := range c.persons {
+			if err := enc.Encode(personview.Compact(&c.persons[i])); err != nil {
 				s.abortExport(ctx, r, err)
 			}
 		}
@@ -64,14 +70,37 @@ func (s *Server) exportPersons(w http.ResponseWriter, r *http.Request) error {
 		if err := rc.Flush(); err != nil {
 			s.abortExport(ctx, r, err)
 		}
-		if len(chunk) < exportChunk {
-			return nil
-		}
-		sel.After = chunk[len(chunk)-1].ID
-		if chunk, err = s.store.ExportPersons(ctx, acc, sel, exportChunk); err != nil {
-			s.abortExport(ctx, r, err)
-		}
 	}
+	return nil
+}
+
+// exportRead is one chunk of an export, or the error that ended it.
+type exportRead struct {
+	persons []domain.Person
+	err     error
+}
+
+// readChunks reads the export's chunks one ahead of the writer, so that
+// the database works while the last chunk is sent. The channel closes
+// after the last chunk or an error, or when ctx ends.
+func (s *Server) readChunks(ctx context.Context, acc string, sel domain.PersonExport) <-chan exportRead {
+	chunks := make(chan exportRead, 1)
+	go func() {
+		defer close(chunks)
+		for {
+			persons, err := s.store.ExportPersons(ctx, acc, sel, exportChunk)
+			select {
+			case chunks <- exportRead{persons, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(persons) < exportChunk {
+				return
+			}
+			sel.After = persons[len(persons)-1].ID
+		}
+	}()
+	return chunks
 }
 
 // abortExport ends an export whose status is sent: net/http cuts the

@@ -120,9 +120,8 @@ func attachDetails(ctx context.Context, q querier, accountID string, ps []domain
 }
 
 // inListSizes are the lengths an IN list is padded to, so that a query
-// takes one of a few shapes (and prepared statements) whatever the count:
-// up to a page of 100, and up to a chunk of an export (ExportPersons).
-var inListSizes = []int{1, 5, 25, 100, 250, 500, 1000}
+// takes one of a few shapes (and prepared statements) whatever the count.
+var inListSizes = []int{1, 5, 25, 100}
 
 // inList adds the ids of an IN list and returns their placeholders, padded
 // by repeating the first id (which changes no result).
