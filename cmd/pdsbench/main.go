@@ -5,6 +5,10 @@
 // over HTTP, with a closed-loop load generator. It prints one markdown table.
 //
 //	go run ./cmd/pdsbench --engine both --persons 20000
+//	go run ./cmd/pdsbench --engine both --persons 20000 --rows bulk
+//
+// --rows picks groups of rows: scale (the default) and the groups other
+// files add to rowGroups from init (bulk.go).
 //
 // The figures are for reading, never a timed test; a run fails only when a
 // request fails or a total is not the exact count the seed implies.

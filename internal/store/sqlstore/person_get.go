@@ -10,17 +10,11 @@ import (
 
 // getPersonSQL reads one person with its live tags, in the order they were
 // attached (then by id), and the values of its live Person custom fields,
-// in one statement (personDetailsSelect). A Get Person is then one round
-// trip on PostgreSQL and one read transaction on SQLite.
+// in one statement: two scalar subqueries aggregate them as JSON, each
+// engine with its own aggregate functions (Dialect.TagPairsAgg,
+// Dialect.FieldValuesAgg). A Get Person is then one round trip on
+// PostgreSQL and one read transaction on SQLite.
 func getPersonSQL(d Dialect) string {
-	return personDetailsSelect(d) + ` WHERE p.account_id = $1 AND p.id = $2`
-}
-
-// personDetailsSelect selects persons p with their live tags and custom
-// field values: two scalar subqueries aggregate them as JSON, each engine
-// with its own aggregate functions (Dialect.TagPairsAgg,
-// Dialect.FieldValuesAgg). scanPersonDetails reads its rows.
-func personDetailsSelect(d Dialect) string {
 	return `SELECT ` + personColumns + `,
 		COALESCE((SELECT ` + d.TagPairsAgg + ` FROM person_tags pt
 			JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
@@ -29,29 +23,20 @@ func personDetailsSelect(d Dialect) string {
 			JOIN custom_fields f ON f.id = v.field_id AND f.account_id = v.account_id
 				AND f.collection = 'Person' AND f.archived_at IS NULL
 			WHERE v.person_id = p.id AND v.account_id = p.account_id), '{}')
-		FROM persons p`
+		FROM persons p WHERE p.account_id = $1 AND p.id = $2`
 }
 
 // readPerson runs getPersonSQL; sql.ErrNoRows when the account holds no
 // such person.
 func readPerson(ctx context.Context, q querier, accountID, id string) (*domain.Person, error) {
-	p, err := scanPersonDetails(q.queryRow(ctx, q.s.getPersonSQL, accountID, id))
+	var tags, values []byte
+	p, err := scanPerson(withExtra{q.queryRow(ctx, q.s.getPersonSQL, accountID, id), []any{&tags, &values}})
 	if err != nil {
 		return nil, err
 	}
-	return &p, nil
-}
-
-// scanPersonDetails reads a row of personDetailsSelect.
-func scanPersonDetails(sc scanner) (domain.Person, error) {
-	var tags, values []byte
-	p, err := scanPerson(withExtra{sc, []any{&tags, &values}})
-	if err != nil {
-		return p, err
-	}
 	var pairs [][2]string
 	if err := json.Unmarshal(tags, &pairs); err != nil {
-		return p, fmt.Errorf("person %s: tags %q: %w", p.ID, tags, err)
+		return nil, fmt.Errorf("person %s: tags %q: %w", id, tags, err)
 	}
 	p.TagIDs, p.TagNames = make([]string, len(pairs)), make([]string, len(pairs))
 	for i, pair := range pairs {
@@ -59,9 +44,9 @@ func scanPersonDetails(sc scanner) (domain.Person, error) {
 	}
 	p.CustomFields = map[string]string{}
 	if err := json.Unmarshal(values, &p.CustomFields); err != nil {
-		return p, fmt.Errorf("person %s: custom field values %q: %w", p.ID, values, err)
+		return nil, fmt.Errorf("person %s: custom field values %q: %w", id, values, err)
 	}
-	return p, nil
+	return &p, nil
 }
 
 // withExtra scans a row into the destinations its caller names, then into
