@@ -28,9 +28,8 @@ const (
 // sees the winner's row and matches it or reports the conflict.
 const writeAttempts = 3
 
-// personWrite is the one write path of persons: every creation and change of
-// a person, from every operation, runs writePerson in a transaction of its
-// own (a batch runs it once per item, see UpsertPersons).
+// personWrite runs one person write (writePerson) in a transaction of its
+// own.
 func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write, load loader,
 	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
 	var (
@@ -57,9 +56,10 @@ func (s *Store) writeRetrying(ctx context.Context, fn func(q querier) error) err
 	return err
 }
 
-// writePerson is one person write inside a transaction: it runs fn and
-// records what fn reports it did (recordChange), so that a change is in the
-// outbox exactly when it commits. When load is set it gives the person as it
+// writePerson is the one write path of persons: every creation and change
+// of a person, from every operation (a batch, once per item), runs fn in a
+// transaction and records what fn reports it did in that same transaction
+// (recordChange), so that a change is in the outbox exactly when it commits. When load is set it gives the person as it
 // stands after the change (readBack, or what the write itself knows).
 func writePerson(ctx context.Context, q querier, accountID string, w store.Write, load loader,
 	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {

@@ -228,7 +228,8 @@ func personFilter(accountID string, sel domain.PersonSelection) (string, sqlArgs
 		// With an external_id the window holds at most one person: each
 		// tag is one probe. An archived or unknown tag is held by nobody.
 		for _, tag := range dedupe(sel.TagIDs) {
-			where += ` AND ` + holdsLiveTag(`persons.id`, args.add(tag))
+			where += ` AND EXISTS (SELECT 1 FROM person_tags pt JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id
+				AND t.archived_at IS NULL WHERE pt.person_id = persons.id AND pt.tag_id = ` + args.add(tag) + `)`
 		}
 	case domain.PersonByExternalID:
 		where += ` AND external_id = ` + args.add(sel.Key)
@@ -238,14 +239,6 @@ func personFilter(accountID string, sel domain.PersonSelection) (string, sqlArgs
 		return "", nil, fmt.Errorf("sqlstore: list persons without a mode (%d); service.SelectPersons makes selections", sel.Mode)
 	}
 	return where, args, nil
-}
-
-// holdsLiveTag is the condition that the person whose id is personID holds
-// the live tag tagArg: one primary-key probe of person_tags. An archived or
-// unknown tag is held by nobody.
-func holdsLiveTag(personID, tagArg string) string {
-	return `EXISTS (SELECT 1 FROM person_tags pt JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id
-		AND t.archived_at IS NULL WHERE pt.person_id = ` + personID + ` AND pt.tag_id = ` + tagArg + `)`
 }
 
 func dedupe(ids []string) []string {
