@@ -16,12 +16,14 @@ type docOperation struct {
 	Method, Path, Summary, Description, Scope string
 	Parameters                                []docParam
 	Body                                      string
-	Responses                                 []docResponse
+	// BodyExample is the request body's example, indented JSON.
+	BodyExample string
+	Responses   []docResponse
 }
 
 type docParam struct{ Name, In, Description, Type string }
 
-type docResponse struct{ Status, Description string }
+type docResponse struct{ Status, Description, ContentType, Example string }
 
 type docSchema struct {
 	Name string
@@ -83,7 +85,8 @@ table{border-collapse:collapse}td,th{border:1px solid #e3e3e3;padding:.2rem .5re
 {{if .Parameters}}<table><tr><th>Parameter</th><th>In</th><th>Type</th><th>Meaning</th></tr>
 {{range .Parameters}}<tr><td><code>{{.Name}}</code></td><td>{{.In}}</td><td>{{.Type}}</td><td>{{md .Description}}</td></tr>{{end}}</table>{{end}}
 {{if .Body}}<p>Body: <code>{{.Body}}</code></p>{{end}}
-<table><tr><th>Status</th><th>Meaning</th></tr>{{range .Responses}}<tr><td>{{.Status}}</td><td>{{md .Description}}</td></tr>{{end}}</table>
+{{if .BodyExample}}<p>Example request body:</p><pre>{{.BodyExample}}</pre>{{end}}
+<table><tr><th>Status</th><th>Meaning</th></tr>{{range .Responses}}<tr><td>{{.Status}}</td><td>{{md .Description}}{{if .Example}}<br>Example (<code>{{.ContentType}}</code>):<pre>{{.Example}}</pre>{{end}}</td></tr>{{end}}</table>
 </div>{{end}}{{end}}
 <h2>Schemas</h2>
 {{range .Schemas}}<h3 id="schema-{{.Name}}">{{.Name}}</h3><pre>{{.JSON}}</pre>{{end}}
@@ -118,11 +121,13 @@ var docsHTML = sync.OnceValue(func() []byte {
 						Schema struct {
 							Ref string `json:"$ref"`
 						}
+						Example json.RawMessage
 					}
 				}
 				Responses map[string]struct {
 					Ref         string `json:"$ref"`
 					Description string
+					Content     map[string]struct{ Example json.RawMessage }
 				}
 			}
 			if json.Unmarshal(raw, &op) != nil || op.Summary == "" {
@@ -137,13 +142,20 @@ var docsHTML = sync.OnceValue(func() []byte {
 			}
 			if c, ok := op.RequestBody.Content["application/json"]; ok {
 				o.Body = strings.TrimPrefix(c.Schema.Ref, "#/components/schemas/")
+				o.BodyExample = indented(c.Example)
 			}
 			for status, r := range op.Responses {
 				d := r.Description
 				if r.Ref != "" {
 					d = doc.Components.Responses[strings.TrimPrefix(r.Ref, "#/components/responses/")].Description
 				}
-				o.Responses = append(o.Responses, docResponse{Status: status, Description: d})
+				resp := docResponse{Status: status, Description: d}
+				for ct, c := range r.Content {
+					if ex := indented(c.Example); ex != "" {
+						resp.ContentType, resp.Example = ct, ex
+					}
+				}
+				o.Responses = append(o.Responses, resp)
 			}
 			sort.Slice(o.Responses, func(i, j int) bool { return o.Responses[i].Status < o.Responses[j].Status })
 			tag := "other"
@@ -176,6 +188,18 @@ var docsHTML = sync.OnceValue(func() []byte {
 	}
 	return out.Bytes()
 })
+
+// indented renders an example for the page; "" when there is none.
+func indented(example json.RawMessage) string {
+	if len(example) == 0 {
+		return ""
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, example, "", "  ") != nil {
+		return ""
+	}
+	return pretty.String()
+}
 
 type rawParam struct {
 	Ref         string `json:"$ref"`

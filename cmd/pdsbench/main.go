@@ -5,6 +5,10 @@
 // over HTTP, with a closed-loop load generator. It prints one markdown table.
 //
 //	go run ./cmd/pdsbench --engine both --persons 20000
+//	go run ./cmd/pdsbench --engine both --persons 20000 --rows bulk
+//
+// --rows picks groups of rows: scale (the default) and the groups other
+// files add to rowGroups from init (bulk.go).
 //
 // The figures are for reading, never a timed test; a run fails only when a
 // request fails or a total is not the exact count the seed implies.
@@ -52,6 +56,7 @@ type config struct {
 	keepDatabase bool
 	reuse        string
 	only         map[string]bool // row numbers to measure; nil is every row
+	rows         []string
 }
 
 func main() {
@@ -81,7 +86,12 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file or the PostgreSQL schema (its name is printed) for inspection")
 	fs.StringVar(&c.reuse, "reuse", "", "measure again the database a --keep run left, named by the fixture.json it printed (one engine)")
 	only := fs.String("only", "", "measure only these rows, by number (e.g. 2,4); the import row comes with a seed")
+	rowsFlag := fs.String("rows", "scale", "comma list of row groups to measure: "+strings.Join(rowGroupNames(), ", "))
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if c.rows, err = parseRows(*rowsFlag); err != nil {
 		return err
 	}
 	switch *engine {
@@ -260,7 +270,7 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 	}
 	defer stopServer()
 
-	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf}
+	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf, st: st}
 	m.rows = rows
 	m.all()
 	return m.rows, m.failures, nil

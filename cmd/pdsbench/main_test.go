@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -40,5 +41,29 @@ func TestPagesOf(t *testing.T) {
 		if !slices.Equal(pages, c.pages) || len(skipped) != c.skipped {
 			t.Errorf("%d: pages %v, skipped %v", c.total, pages, skipped)
 		}
+	}
+}
+
+func TestParseRows(t *testing.T) {
+	if got, err := parseRows("bulk, scale,bulk"); err != nil || !slices.Equal(got, []string{"bulk", "scale"}) {
+		t.Fatalf("bulk, scale,bulk: %v %v", got, err)
+	}
+	if _, err := parseRows("scale,nope"); err == nil {
+		t.Fatal("an unknown group was accepted")
+	}
+}
+
+func TestBatchBody(t *testing.T) {
+	if err := allCreated([]byte(`{"results":[{"status":201},{"status":201}]}`), 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := allCreated([]byte(`{"results":[{"status":201},{"status":409}]}`), 2); err == nil {
+		t.Fatal("a 409 item passed as created")
+	}
+	var body struct {
+		Persons []map[string]string `json:"persons"`
+	}
+	if err := json.Unmarshal(batchBody(3, 2), &body); err != nil || len(body.Persons) != 2 || body.Persons[1]["external_id"] != "batch-301" {
+		t.Fatalf("batch body %+v, %v", body, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // pageSize is the List size the rows ask for.
@@ -26,10 +29,43 @@ type measure struct {
 	logf     func(string, ...any)
 	rows     []row
 	failures []string
+	// st is the store the server serves, for what a row sets up outside
+	// the API (an account, a key).
+	st store.Store
+}
+
+// rowGroups are the groups of rows --rows picks from. A file of rows adds
+// its group from init.
+var rowGroups = map[string]func(*measure){"scale": (*measure).scaleRows}
+
+func rowGroupNames() []string { return slices.Sorted(maps.Keys(rowGroups)) }
+
+// parseRows reads --rows: a comma list of known groups, each once.
+func parseRows(v string) ([]string, error) {
+	var out []string
+	for name := range strings.SplitSeq(v, ",") {
+		name = strings.TrimSpace(name)
+		if _, ok := rowGroups[name]; !ok {
+			return nil, fmt.Errorf("--rows: unknown group %q; the groups are %s", name, strings.Join(rowGroupNames(), ", "))
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 func (m *measure) all() {
 	m.warmUp()
+	for _, group := range m.c.rows {
+		rowGroups[group](m)
+	}
+	slices.SortStableFunc(m.rows, func(a, b row) int { return strings.Compare(a.name[:2], b.name[:2]) })
+}
+
+// scaleRows are the rows of the service at scale: lists, lookups, reads
+// and single writes.
+func (m *measure) scaleRows() {
 	// Reads first, while the totals are exactly what the seed made.
 	for _, r := range []struct {
 		number string
@@ -42,7 +78,6 @@ func (m *measure) all() {
 			r.run()
 		}
 	}
-	slices.SortStableFunc(m.rows, func(a, b row) int { return strings.Compare(a.name[:2], b.name[:2]) })
 }
 
 func (m *measure) fail(format string, a ...any) {

@@ -73,3 +73,17 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 func NotFound(kind, id string) error {
 	return &NotFoundError{Detail: fmt.Sprintf("No %s with id %q exists in this account.", kind, id)}
 }
+
+// IsRefusal reports whether err is an answer about the input (400, 403, 404,
+// 409, 422) rather than a failure: what a batch answers for one item while
+// the other items go on.
+func IsRefusal(err error) bool {
+	var (
+		ve *ValidationError
+		ce *ConflictError
+		fe *ForbiddenError
+		le *LimitError
+	)
+	return errors.As(err, &ve) || errors.As(err, &ce) || errors.As(err, &fe) || errors.As(err, &le) ||
+		errors.Is(err, ErrNotFound)
+}

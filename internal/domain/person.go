@@ -192,3 +192,15 @@ type PersonSelection struct {
 	TagIDs     []string
 	Key        string
 }
+
+// PersonExport is what Export Persons reads: every person of the account
+// after After in id order, narrowed by the filters that are set.
+type PersonExport struct {
+	// After is the id the export resumes after ("" starts at the first).
+	After string
+	// UpdatedSince, when set, keeps persons last seen at or after it (of
+	// any age: an export has no 30-day bound).
+	UpdatedSince *time.Time
+	// TagIDs keeps persons holding every one of these live tags.
+	TagIDs []string
+}

@@ -37,22 +37,32 @@ func (e *statusError) Error() string { return e.detail }
 // A missing body is a 400 whatever the content type: 415 is only for a body
 // that is there and is not JSON.
 func decodeJSON(r *http.Request, dst any) error {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeObject("The request body", body, dst)
+}
+
+// readJSONBody reads a body that decodeJSON or a batch decodes: at most
+// maxBody bytes, there, and sent as JSON.
+func readJSONBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &statusError{http.StatusRequestEntityTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", maxBody)}
+			return nil, &statusError{http.StatusRequestEntityTooLarge, fmt.Sprintf("The request body is larger than %d bytes.", maxBody)}
 		}
-		return &domain.ValidationError{Detail: "The request body could not be read."}
+		return nil, &domain.ValidationError{Detail: "The request body could not be read."}
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return &domain.ValidationError{Detail: "This operation needs a JSON object as its request body."}
+		return nil, &domain.ValidationError{Detail: "This operation needs a JSON object as its request body."}
 	}
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
-		return err
+		return nil, err
 	}
-	return DecodeObject("The request body", trimmed, dst)
+	return trimmed, nil
 }
 
 // DecodeObject reads one JSON object (the request body, a line of an import)
@@ -62,14 +72,23 @@ func decodeJSON(r *http.Request, dst any) error {
 // text in their details ("The request body").
 func DecodeObject(what string, text []byte, dst any) error {
 	text = bytes.TrimSpace(text)
+	if err := decodeMembers(what, text, dst); err != nil {
+		return err
+	}
+	if p := nulPointer(text); p != "" {
+		return domain.BodyError(p, "The member %s holds a NUL character (\\u0000), which no text may contain.", p)
+	}
+	return nil
+}
+
+// decodeMembers is DecodeObject without the look for NUL: a batch looks in
+// each item on its own, so that a NUL refuses only the item holding it.
+func decodeMembers(what string, text []byte, dst any) error {
 	if len(text) == 0 || text[0] != '{' {
 		return &domain.ValidationError{Detail: what + " must be a JSON object."}
 	}
 	if err := json.Unmarshal(text, dst, json.RejectUnknownMembers(true)); err != nil {
 		return jsonError(what, err)
-	}
-	if p := nulPointer(text); p != "" {
-		return domain.BodyError(p, "The member %s holds a NUL character (\\u0000), which no text may contain.", p)
 	}
 	return nil
 }

@@ -40,39 +40,48 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
 // slog's global default, which an operator's pipeline does not read) and
 // shown as a bare 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if p := problemFor(err); p != nil {
+		writeProblem(w, r, p)
+		return
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+		slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+	writeProblem(w, r, newProblem(http.StatusInternalServerError,
+		"The server could not complete the request. Quote the request id when reporting it."))
+}
+
+// problemFor is the problem document of an error that answers the request
+// (bad input, a conflict, a missing resource, ...); nil for a failure.
+func problemFor(err error) *problem {
 	var (
 		ve *domain.ValidationError
 		ce *domain.ConflictError
 		fe *domain.ForbiddenError
 		le *domain.LimitError
 		nf *domain.NotFoundError
+		se *statusError
 	)
-	var se *statusError
 	switch {
 	case errors.As(err, &se):
-		writeProblem(w, r, newProblem(se.status, se.detail))
+		return newProblem(se.status, se.detail)
 	case errors.As(err, &ve):
 		p := newProblem(http.StatusBadRequest, ve.Detail)
 		p.Errors = ve.Errors
-		writeProblem(w, r, p)
+		return p
 	case errors.As(err, &nf):
-		writeProblem(w, r, newProblem(http.StatusNotFound, nf.Detail))
+		return newProblem(http.StatusNotFound, nf.Detail)
 	case errors.Is(err, domain.ErrNotFound):
-		writeProblem(w, r, newProblem(http.StatusNotFound, "The resource does not exist in this account."))
+		return newProblem(http.StatusNotFound, "The resource does not exist in this account.")
 	case errors.As(err, &ce):
 		p := newProblem(http.StatusConflict, ce.Detail)
 		p.ExistingID = ce.ExistingID
-		writeProblem(w, r, p)
+		return p
 	case errors.As(err, &fe):
-		writeProblem(w, r, newProblem(http.StatusForbidden, fe.Detail))
+		return newProblem(http.StatusForbidden, fe.Detail)
 	case errors.As(err, &le):
 		p := newProblem(http.StatusUnprocessableEntity, le.Detail)
 		p.Limit, p.Current = &le.Limit, &le.Current
-		writeProblem(w, r, p)
-	default:
-		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
-			slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
-		writeProblem(w, r, newProblem(http.StatusInternalServerError,
-			"The server could not complete the request. Quote the request id when reporting it."))
+		return p
 	}
+	return nil
 }

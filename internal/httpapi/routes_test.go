@@ -134,6 +134,12 @@ func TestOperationalEndpoints(t *testing.T) {
 	if !strings.Contains(html, "<code>/me</code>") || !strings.Contains(html, "Public Data Service") {
 		t.Fatal("the reference page does not list GET /me")
 	}
+	for _, want := range []string{"<code>/persons/batch</code>", "<code>/persons/export</code>", "Example request body:",
+		"Example (<code>application/x-ndjson</code>)", "&#34;existing_id&#34;"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the reference page lacks %s", want)
+		}
+	}
 }
 
 // TestTextNoEngineCanHoldIsRefusedEverywhere: a NUL character or bytes that

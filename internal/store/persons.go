@@ -21,6 +21,12 @@ type Persons interface {
 	// that person; an unknown or archived custom field key, or a value that
 	// does not fit its data_type, is a *domain.ValidationError.
 	UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w Write) (p *domain.Person, created bool, err error)
+	// UpsertPersons runs UpsertPerson for each item, in order, in one
+	// transaction, each item in a savepoint of its own: an item refused
+	// (domain.IsRefusal) is undone alone and answered in its result, and
+	// each item sees the items before it. Any other error undoes the whole
+	// batch and is returned, with no results.
+	UpsertPersons(ctx context.Context, accountID string, items []domain.PersonUpsert, w Write) ([]UpsertResult, error)
 	// UpdatePerson applies a patch to an existing person (domain.NotFound
 	// when absent); errors as UpsertPerson.
 	UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w Write) (*domain.Person, error)
@@ -38,6 +44,11 @@ type Persons interface {
 	// ListPersons returns a page of the persons a selection names (see
 	// domain.PersonListMode), by last seen then id, and the exact total.
 	ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error)
+	// ExportPersons returns up to limit persons of the account that the
+	// export selects, with ids after sel.After, in id order, each with its
+	// tags and custom field values. A reader continues after the last id
+	// it got; each call reads the persons as they stand then.
+	ExportPersons(ctx context.Context, accountID string, sel domain.PersonExport, limit int) ([]domain.Person, error)
 	// ListPersonFields returns every live Person custom field of the account,
 	// oldest first.
 	ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error)
@@ -58,6 +69,14 @@ type Persons interface {
 	// PendingBurst reads the open burst of a person (domain.ErrNotFound when
 	// none): what the person writes left in the outbox.
 	PendingBurst(ctx context.Context, accountID, personID string) (*PersonBurst, error)
+}
+
+// UpsertResult is the outcome of one item of UpsertPersons: the person and
+// whether it was created, or the refusal (Err) that undid the item.
+type UpsertResult struct {
+	Person  *domain.Person
+	Created bool
+	Err     error
 }
 
 // Write stamps a person write: when it happens, and how long the burst it

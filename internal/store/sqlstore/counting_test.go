@@ -87,6 +87,8 @@ func openCounting(t testing.TB, eng testenv.Engine) rawStore {
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "foreign_keys(ON)")
+		// As sqlite.Open: savepoints journal to memory, not to a file.
+		q.Add("_pragma", "temp_store(MEMORY)")
 		q.Set("_txlock", "immediate")
 		db, err = sql.Open("counting-sqlite", "file:"+target+"?"+q.Encode())
 		db.SetMaxOpenConns(1)

@@ -30,6 +30,16 @@ func (s *Store) InTx(ctx context.Context, fn func(exec func(query string, args .
 	})
 }
 
+// InTxAlone is InTx for a transaction of its own (inTxAlone).
+func (s *Store) InTxAlone(ctx context.Context, fn func(exec func(query string, args ...any) error) error) error {
+	return s.inTxAlone(ctx, func(q querier) error {
+		return fn(func(query string, args ...any) error {
+			_, err := q.exec(ctx, query, args...)
+			return err
+		})
+	})
+}
+
 // Reader is the store's read pool.
 func (s *Store) Reader() *sql.DB { return s.r }
 

@@ -16,6 +16,13 @@ import (
 // error undoes only its own work, commits once and only then answers every
 // caller: an acknowledged write is exactly as durable as before, and the
 // wait for the disk is shared.
+//
+// A savepoint has a price: SQLite copies every page changed under it into
+// its statement journal, in memory, to be able to roll back to it. For a
+// caller that writes a few rows that is nothing; for one that fills a commit
+// by itself (a batch of a hundred persons) it is most of the work, so such a
+// caller runs alone (runAlone): in a transaction of its own, without a
+// savepoint, which its error rolls back whole.
 
 const (
 	// maxBatchJobs and maxBatchTime bound a batch, so that a caller's
@@ -35,6 +42,8 @@ type txJob struct {
 	// panicked holds what fn panicked with, re-panicked in the caller.
 	panicked any
 	err      error
+	// alone runs the job in a transaction of its own, without a savepoint.
+	alone bool
 }
 
 type committer struct {
@@ -44,6 +53,9 @@ type committer struct {
 	stopped chan struct{}
 	stop    sync.Once
 	batch   []*txJob
+	// held is a job to run alone that a batch took from the queue while
+	// gathering jobs; it runs next.
+	held *txJob
 }
 
 func newCommitter(s *Store) *committer {
@@ -56,10 +68,21 @@ func newCommitter(s *Store) *committer {
 // ran in committed (or failed). A caller whose context ends while waiting
 // to be taken is answered at once, and fn does not run.
 func (c *committer) run(ctx context.Context, fn func(q querier) error) error {
+	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+// runAlone submits fn to run in a transaction of its own, with no
+// savepoint: an error from fn rolls back the whole transaction. Its answer
+// comes after that transaction committed (or failed).
+func (c *committer) runAlone(ctx context.Context, fn func(q querier) error) error {
+	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true})
+}
+
+func (c *committer) submit(j *txJob) error {
+	ctx := j.ctx
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &txJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case c.jobs <- j:
 	case <-c.quit:
@@ -84,9 +107,18 @@ func (c *committer) close() {
 func (c *committer) loop() {
 	defer close(c.stopped)
 	for {
+		if j := c.held; j != nil {
+			c.held = nil
+			c.runAloneJob(j)
+			continue
+		}
 		select {
 		case j := <-c.jobs:
-			c.runBatch(j)
+			if j.alone {
+				c.runAloneJob(j)
+			} else {
+				c.runBatch(j)
+			}
 		case <-c.quit:
 			for {
 				select {
@@ -177,12 +209,44 @@ func (c *committer) runTx(batch []*txJob, more bool) (ran []*txJob, culprit *txJ
 		if j == nil {
 			break
 		}
+		if j.alone {
+			c.held = j // after this batch, on its own
+			break
+		}
 		batch = append(batch, j)
 		if err := c.runJob(q, j); err != nil {
 			return batch, j, rollback(tx, err)
 		}
 	}
 	return batch, nil, tx.Commit()
+}
+
+// runAloneJob runs j in a transaction of its own, without a savepoint,
+// commits it and answers j.
+func (c *committer) runAloneJob(j *txJob) {
+	if err := j.ctx.Err(); err != nil {
+		j.done <- err
+		return
+	}
+	ctx := context.Background()
+	tx, err := c.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		j.done <- err
+		return
+	}
+	var misses []string
+	defer func() {
+		for _, q := range misses {
+			_, _ = c.s.stmt(ctx, c.s.w, q)
+		}
+	}()
+	q := querier{s: c.s, db: c.s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	if err := callJob(q, j); err != nil {
+		_ = tx.Rollback()
+		j.done <- err
+		return
+	}
+	j.done <- tx.Commit()
 }
 
 // rollback ends a transaction in a state no savepoint accounts for (SQLite

@@ -167,3 +167,53 @@ func TestGroupCommitClose(t *testing.T) {
 		t.Fatalf("write after Close: %v", err)
 	}
 }
+
+// TestGroupCommitAlone mixes transactions that run alone (no savepoint,
+// a commit of their own) with shared ones: an alone transaction that fails
+// leaves nothing, even rows it wrote before failing, and no other
+// transaction is disturbed by it.
+func TestGroupCommitAlone(t *testing.T) {
+	t.Parallel()
+	st := groupCommitStore(t)
+	ctx := context.Background()
+	errOwn := errors.New("own failure")
+	const writers = 200
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			write := func(exec func(string, ...any) error) error {
+				if err := exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'a')`, i); err != nil {
+					return err
+				}
+				if err := exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'b')`, i+1_000_000); err != nil {
+					return err
+				}
+				if i%7 == 0 {
+					return errOwn
+				}
+				return nil
+			}
+			if i%3 == 0 {
+				errs[i] = st.InTxAlone(ctx, write)
+			} else {
+				errs[i] = st.InTx(ctx, write)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		want := 2
+		if i%7 == 0 {
+			want = 0
+			if !errors.Is(err, errOwn) {
+				t.Fatalf("writer %d: %v, want its own error", i, err)
+			}
+		} else if err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+		if got := rowsOf(t, st, i); got != want {
+			t.Fatalf("writer %d (alone %v): %d rows, want %d", i, i%3 == 0, got, want)
+		}
+	}
+}

@@ -28,37 +28,52 @@ const (
 // sees the winner's row and matches it or reports the conflict.
 const writeAttempts = 3
 
-// personWrite is the one write path of persons: every creation and change of
-// a person, from every operation, runs fn in a transaction and records what
-// fn reports it did in that same transaction (recordChange). When load is
-// set it gives the person as it stands after the change, inside the
-// transaction (readBack, or what the write itself knows).
+// personWrite runs one person write (writePerson) in a transaction of its
+// own.
 func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write, load loader,
 	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
 	var (
-		p   *domain.Person
-		c   change
-		err error
+		p *domain.Person
+		c change
 	)
+	err := s.writeRetrying(ctx, func(q querier) (err error) {
+		p, c, err = writePerson(ctx, q, accountID, w, load, fn)
+		return err
+	})
+	return p, c, err
+}
+
+// writeRetrying runs fn in a write transaction, and again, up to
+// writeAttempts in all, while it loses a race on a unique identifier.
+func (s *Store) writeRetrying(ctx context.Context, fn func(q querier) error) error {
+	var err error
 	for attempt := 1; attempt <= writeAttempts; attempt++ {
-		err = s.inTx(ctx, func(q querier) error {
-			id, ch, err := fn(q)
-			if err != nil {
-				return err
-			}
-			c = ch
-			if err := recordChange(ctx, q, accountID, id, ch, w); err != nil {
-				return err
-			}
-			if load != nil {
-				p, err = load(q, id)
-			}
-			return err
-		})
+		err = s.inTx(ctx, fn)
 		if err == nil || !s.isUnique(err) {
 			break
 		}
 	}
+	return err
+}
+
+// writePerson is the one write path of persons: every creation and change
+// of a person, from every operation (a batch, once per item), runs fn in a
+// transaction and records what fn reports it did in that same transaction
+// (recordChange), so that a change is in the outbox exactly when it commits. When load is set it gives the person as it
+// stands after the change (readBack, or what the write itself knows).
+func writePerson(ctx context.Context, q querier, accountID string, w store.Write, load loader,
+	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
+	id, c, err := fn(q)
+	if err != nil {
+		return nil, c, err
+	}
+	if err := recordChange(ctx, q, accountID, id, c, w); err != nil {
+		return nil, c, err
+	}
+	if load == nil {
+		return nil, c, nil
+	}
+	p, err := load(q, id)
 	return p, c, err
 }
 

@@ -15,6 +15,21 @@ import (
 
 // UpsertPerson matches or creates a person and applies the supplied fields.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
+	var (
+		p       *domain.Person
+		created bool
+	)
+	err := s.writeRetrying(ctx, func(q querier) (err error) {
+		p, created, err = upsertWrite(ctx, q, accountID, in, w)
+		return err
+	})
+	return p, created, err
+}
+
+// upsertWrite is one Upsert Person inside a transaction (UpsertPerson's
+// own, or a batch item's savepoint): the upsert through writePerson, and the
+// person after it.
+func upsertWrite(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
 	// A person this write creates is known whole without reading it back:
 	// the row holds what was written and nothing else.
 	var made *domain.Person
@@ -24,7 +39,7 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 		}
 		return getPerson(ctx, q, accountID, id)
 	}
-	p, c, err := s.personWrite(ctx, accountID, w, load, func(q querier) (string, change, error) {
+	p, c, err := writePerson(ctx, q, accountID, w, load, func(q querier) (string, change, error) {
 		id, c, created, err := upsertPerson(ctx, q, accountID, in, w)
 		made = created
 		return id, c, err

@@ -63,6 +63,12 @@ type Dialect struct {
 	// fills the table, PostgreSQL would rather hash two sequential scans,
 	// which at a million persons costs several times the merge.
 	MergeJoinTags string
+	// RowValueRanges says the planner reads a row value bound such as
+	// (account_id, id) > ($1, $2) as a range of an index on those columns
+	// (PostgreSQL, which would serve "id > $2" from the primary key alone,
+	// across every account); otherwise the bound is said column by column
+	// (SQLite reads a row value as a filter). See ExportPersons.
+	RowValueRanges bool
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions
@@ -278,6 +284,17 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// inTxAlone is inTx for a caller that fills a commit by itself: with group
+// commit it runs in a transaction of its own, without the savepoint that
+// shares one (see committer.runAlone). An error from fn rolls back all of
+// fn's work either way.
+func (s *Store) inTxAlone(ctx context.Context, fn func(q querier) error) error {
+	if s.gc != nil {
+		return s.gc.runAlone(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
 }
 
 // inReadTx runs fn in one read-only transaction, so that its statements

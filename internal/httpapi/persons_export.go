@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/personview"
+)
+
+const (
+	// exportChunk is how many persons one read of an export takes: the
+	// export holds one chunk in memory at a time, whatever the account.
+	exportChunk = 1000
+	// exportWriteWait is how long a client may take to receive one chunk.
+	// It replaces the server's WriteTimeout, which bounds a whole response
+	// and would cut a long export that is going fine.
+	exportWriteWait = time.Minute
+)
+
+// exportParams are the only query parameters of Export Persons: a filter
+// misspelt must not silently export everyone.
+var exportParams = map[string]bool{"updated_since": true, "tag_ids": true, "after": true}
+
+// exportPersons streams every person of the account the filters select, in
+// id order, one compact person per line (application/x-ndjson), a chunk at
+// a time from the store, so memory stays flat whatever the account holds:
+// the chunk being sent and the next one, read meanwhile (readChunks). Each
+// chunk is read as the export goes, so a person changed meanwhile may
+// appear in its newer state. An error before the first line is a problem
+// document; after it, the connection is cut without the end of the chunked
+// body, so no client takes a broken export for a whole one (it resumes with
+// after=<the last id it got>).
+func (s *Server) exportPersons(w http.ResponseWriter, r *http.Request) error {
+	sel, err := exportSelection(r)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop() // the reader stops with the handler, however it ends
+	chunks := s.readChunks(ctx, accountID(r), sel)
+	first := <-chunks
+	if first.err != nil {
+		return first.err
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	out := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(out) // one line per value
+	for c, ok := first, true; ok; c, ok = <-chunks {
+		if c.err != nil {
+			s.abortExport(ctx, r, c.err)
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWait))
+		for i := range c.persons {
+			if err := enc.Encode(personview.Compact(&c.persons[i])); err != nil {
+				s.abortExport(ctx, r, err)
+			}
+		}
+		if err := out.Flush(); err != nil {
+			s.abortExport(ctx, r, err)
+		}
+		if err := rc.Flush(); err != nil {
+			s.abortExport(ctx, r, err)
+		}
+	}
+	return nil
+}
+
+// exportRead is one chunk of an export, or the error that ended it.
+type exportRead struct {
+	persons []domain.Person
+	err     error
+}
+
+// readChunks reads the export's chunks one ahead of the writer, so that
+// the database works while the last chunk is sent. The channel closes
+// after the last chunk or an error, or when ctx ends.
+func (s *Server) readChunks(ctx context.Context, acc string, sel domain.PersonExport) <-chan exportRead {
+	chunks := make(chan exportRead, 1)
+	go func() {
+		defer close(chunks)
+		for {
+			persons, err := s.store.ExportPersons(ctx, acc, sel, exportChunk)
+			select {
+			case chunks <- exportRead{persons, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(persons) < exportChunk {
+				return
+			}
+			sel.After = persons[len(persons)-1].ID
+		}
+	}()
+	return chunks
+}
+
+// abortExport ends an export whose status is sent: net/http cuts the
+// connection. A client that went away is no failure of the server.
+func (s *Server) abortExport(ctx context.Context, r *http.Request, err error) {
+	if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+		s.log.LogAttrs(ctx, slog.LevelError, "export cut short",
+			slog.String("request_id", requestID(ctx)), slog.String("error", err.Error()))
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// exportSelection reads the parameters of Export Persons.
+func exportSelection(r *http.Request) (domain.PersonExport, error) {
+	var sel domain.PersonExport
+	for name := range query(r) {
+		if !exportParams[name] {
+			return sel, domain.ParamError(printable(name), "%s is not a parameter of Export Persons; it takes updated_since, tag_ids and after.", printable(name))
+		}
+	}
+	since, err := parseTimeParam(r, "updated_since")
+	if err != nil {
+		return sel, err
+	}
+	after, err := nonEmptyParam(r, "after")
+	if err != nil {
+		return sel, err
+	}
+	tagIDs, err := tagIDsParam(r)
+	if err != nil {
+		return sel, err
+	}
+	sel.UpdatedSince, sel.TagIDs = since, tagIDs
+	if after != nil {
+		sel.After = *after
+	}
+	return sel, nil
+}

@@ -1,0 +1,105 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// UpsertPersons runs a batch of upserts in one transaction, each item in a
+// savepoint of its own inside it: an item refused is undone alone, and each
+// item sees the ones before it.
+//
+// A savepoint is not free: SQLite copies every page changed under it into
+// its statement journal, which costs a batch of new persons about two
+// thirds of its time, whether the savepoint is an item's or the one the
+// group committer puts around each caller. So the batch first runs alone in
+// its transaction (runAlone: no savepoint at all), and only when an item is
+// refused, or loses a race on an identifier, is that transaction rolled
+// back and the batch run again in a new one, each item in its own
+// savepoint. A batch kept from the first run is what the second would have
+// made, since no item's savepoint would have been rolled back.
+func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write) ([]store.UpsertResult, error) {
+	results, err := s.upsertBatch(ctx, accountID, items, w, false)
+	if errors.Is(err, errItemNeedsSavepoint) {
+		results, err = s.upsertBatch(ctx, accountID, items, w, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// upsertBatch runs the items in one transaction of their own, each in a
+// savepoint when isolated is set.
+func (s *Store) upsertBatch(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write, isolated bool) ([]store.UpsertResult, error) {
+	var results []store.UpsertResult
+	err := s.inTxAlone(ctx, func(q querier) error {
+		results = make([]store.UpsertResult, len(items))
+		return s.upsertItems(ctx, q, accountID, items, w, results, isolated)
+	})
+	return results, err
+}
+
+// errItemNeedsSavepoint ends a run of a batch without item savepoints: an
+// item was refused, or lost a race, and must be undone alone.
+var errItemNeedsSavepoint = errors.New("sqlstore: an item of the batch needs a savepoint of its own")
+
+// upsertItems runs the items in order into results, each in a savepoint of
+// its own when isolated is set.
+func (s *Store) upsertItems(ctx context.Context, q querier, accountID string, items []domain.PersonUpsert, w store.Write,
+	results []store.UpsertResult, isolated bool) error {
+	for i, in := range items {
+		if !isolated {
+			p, created, err := upsertWrite(ctx, q, accountID, in, w)
+			switch {
+			case err == nil:
+				results[i] = store.UpsertResult{Person: p, Created: created}
+				continue
+			case domain.IsRefusal(err) || s.isUnique(err):
+				return errItemNeedsSavepoint
+			default:
+				return err
+			}
+		}
+		r, err := s.upsertItem(ctx, q, accountID, in, w)
+		if err != nil {
+			return err
+		}
+		results[i] = r
+	}
+	return nil
+}
+
+// upsertItem runs one item in the savepoint "item". A refusal is the
+// item's answer; a lost race on a unique identifier (PostgreSQL, concurrent
+// writers) runs the item again, as UpsertPerson runs its transaction
+// again; anything else fails the batch.
+func (s *Store) upsertItem(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (store.UpsertResult, error) {
+	for attempt := 1; ; attempt++ {
+		if _, err := q.exec(ctx, `SAVEPOINT item`); err != nil {
+			return store.UpsertResult{}, err
+		}
+		p, created, err := upsertWrite(ctx, q, accountID, in, w)
+		if err == nil {
+			_, err = q.exec(ctx, `RELEASE item`)
+			return store.UpsertResult{Person: p, Created: created}, err
+		}
+		if _, rbErr := q.exec(ctx, `ROLLBACK TO item`); rbErr != nil {
+			return store.UpsertResult{}, rbErr
+		}
+		if _, rbErr := q.exec(ctx, `RELEASE item`); rbErr != nil {
+			return store.UpsertResult{}, rbErr
+		}
+		switch {
+		case domain.IsRefusal(err):
+			return store.UpsertResult{Err: err}, nil
+		case s.isUnique(err) && attempt < writeAttempts:
+			continue
+		default:
+			return store.UpsertResult{}, err
+		}
+	}
+}

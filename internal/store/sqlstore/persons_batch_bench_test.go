@@ -1,0 +1,56 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+// BenchmarkUpsertPersons creates batches of 100 new persons, as POST
+// /persons/batch does, and reports the statements each batch costs.
+func BenchmarkUpsertPersons(b *testing.B) {
+	for _, eng := range testenv.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			if eng.Name == "postgres" {
+				testenv.PostgresURL(b)
+			}
+			rs := openCounting(b, eng)
+			ctx := context.Background()
+			acc := domain.NewID("acc")
+			if err := rs.CreateAccount(ctx, domain.Account{ID: acc, Name: "bench", CreatedAt: seedEpoch}); err != nil {
+				b.Fatal(err)
+			}
+			text := func(s string) domain.Opt[string] { return domain.Opt[string]{Set: true, Value: s} }
+			w := store.Write{Now: seedEpoch, Window: 5 * time.Minute}
+			b.ReportAllocs()
+			var statementsRun int64
+			n := 0
+			size := 100
+			if v, err := strconv.Atoi(os.Getenv("PDS_BATCH_SIZE")); err == nil {
+				size = v
+			}
+			for b.Loop() {
+				items := make([]domain.PersonUpsert, size)
+				for i := range items {
+					n++
+					items[i] = domain.PersonUpsert{ExternalID: text(fmt.Sprintf("b-%d", n)), Email: text(fmt.Sprintf("b-%d@x.test", n)),
+						FirstName: text("First"), LastName: text("Last"), Phone: text("+1555")}
+				}
+				statementsRun += rs.countStatements(func() {
+					if _, err := rs.UpsertPersons(ctx, acc, items, w); err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+			b.ReportMetric(float64(statementsRun)/float64(b.N), "statements/op")
+			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "persons/s")
+		})
+	}
+}
