@@ -50,6 +50,7 @@ type config struct {
 	cpuProfile   string
 	pprofAddr    string
 	keepDatabase bool
+	rows         map[string]bool
 }
 
 func main() {
@@ -77,6 +78,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows (server and load generator) to this file")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address while running (e.g. 127.0.0.1:6060)")
 	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file (its path is printed); PostgreSQL schemas are always dropped")
+	rowGroups := fs.String("rows", "scale", "comma-separated row groups: scale (the seeded API rows), delivery (webhook throughput and isolation)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -87,6 +89,15 @@ func run(ctx context.Context, args []string) error {
 		c.engines = []string{"sqlite", "postgres"}
 	default:
 		return fmt.Errorf("--engine is sqlite, postgres or both, not %q", *engine)
+	}
+	c.rows = map[string]bool{}
+	for _, g := range strings.Split(*rowGroups, ",") {
+		switch g = strings.TrimSpace(g); g {
+		case "scale", "delivery":
+			c.rows[g] = true
+		default:
+			return fmt.Errorf("--rows takes scale and delivery, not %q", g)
+		}
 	}
 	if c.persons < 1 || c.requests < 1 || c.duration <= 0 || c.perPerson < 0 {
 		return errors.New("--persons, --requests and --duration must be positive")
@@ -101,7 +112,7 @@ func run(ctx context.Context, args []string) error {
 	if !c.keepDatabase {
 		defer os.RemoveAll(dir)
 	}
-	if c.pdsBin == "" {
+	if c.pdsBin == "" && c.rows["scale"] {
 		c.pdsBin = filepath.Join(dir, "pds")
 		build := exec.CommandContext(ctx, "go", "build", "-o", c.pdsBin, "github.com/pds-dev/pds/cmd/pds")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -125,14 +136,24 @@ func run(ctx context.Context, args []string) error {
 	var failures []string
 	for _, eng := range c.engines {
 		engDir := filepath.Join(dir, eng)
-		if err := os.MkdirAll(engDir, 0o700); err != nil {
-			return err
+		for _, g := range []string{"scale", "delivery"} {
+			if err := os.MkdirAll(filepath.Join(engDir, g), 0o700); err != nil {
+				return err
+			}
 		}
-		r, fails, err := bench(ctx, c, eng, engDir)
-		rows = append(rows, r...)
-		failures = append(failures, fails...)
-		if err != nil {
-			return fmt.Errorf("%s: %w", eng, err)
+		for _, g := range []struct {
+			name string
+			run  func(context.Context, config, string, string) ([]row, []string, error)
+		}{{"scale", bench}, {"delivery", benchDelivery}} {
+			if !c.rows[g.name] {
+				continue
+			}
+			r, fails, err := g.run(ctx, c, eng, filepath.Join(engDir, g.name))
+			rows = append(rows, r...)
+			failures = append(failures, fails...)
+			if err != nil {
+				return fmt.Errorf("%s: %w", eng, err)
+			}
 		}
 	}
 	table := markdown(c, rows)
