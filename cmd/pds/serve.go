@@ -32,6 +32,9 @@ type serveConfig struct {
 	webhookAllowPriv    bool
 	webhookCAFile       string
 	webhookRetention    time.Duration
+	webhookConcurrency  int
+	webhookPerSub       int
+	metricsAddr         string
 	shutdownGracePeriod time.Duration
 }
 
@@ -60,6 +63,10 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&cfg.webhookCAFile, "webhook-ca-file", "", "extra CA (PEM) trusted for deliveries")
 	fs.DurationVar(&cfg.webhookRetention, "webhook-retention", webhook.DefaultRetention,
 		"how long finished deliveries stay in the delivery log after their last attempt (720h = 30 days)")
+	fs.IntVar(&cfg.webhookConcurrency, "webhook-concurrency", webhook.DefaultConcurrency,
+		"delivery attempts one instance runs at once, in all")
+	fs.IntVar(&cfg.webhookPerSub, "webhook-subscription-concurrency", webhook.DefaultPerSubscription,
+		"delivery attempts one instance runs at once for one subscription (a slow receiver holds no more)")
 	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish on SIGTERM")
 	return cfg
 }

@@ -22,6 +22,9 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 	if cfg.webhookDisable <= 0 {
 		return webhook.Settings{}, errors.New("serve: --webhook-disable-after must be positive")
 	}
+	if cfg.webhookConcurrency < 1 || cfg.webhookPerSub < 1 {
+		return webhook.Settings{}, errors.New("serve: --webhook-concurrency and --webhook-subscription-concurrency must be positive")
+	}
 	if cfg.webhookRetention <= 0 {
 		return webhook.Settings{}, errors.New("serve: --webhook-retention must be positive")
 	}
@@ -32,6 +35,9 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 		AllowPrivate: cfg.webhookAllowPriv,
 		CAFile:       cfg.webhookCAFile,
 		Retention:    cfg.webhookRetention,
+
+		Concurrency:     cfg.webhookConcurrency,
+		PerSubscription: cfg.webhookPerSub,
 	}
 	if _, err := webhook.NewClient(s); err != nil {
 		return webhook.Settings{}, fmt.Errorf("serve: --webhook-ca-file: %w", err)
