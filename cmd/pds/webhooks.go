@@ -48,10 +48,14 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 // startWebhooks runs the webhook worker of this instance until the returned
 // stop is called. stop lets attempts in flight finish and record their
 // outcome, waiting at most grace.
-func startWebhooks(st store.Store, r webhook.Renderer, clk clock.Clock, s webhook.Settings, log *slog.Logger) (stop func(grace time.Duration), err error) {
+func startWebhooks(st store.Store, r webhook.Renderer, clk clock.Clock, s webhook.Settings, log *slog.Logger,
+	obs webhook.Observer) (stop func(grace time.Duration), err error) {
 	w, err := webhook.NewWorker(st, r, clk, s, log)
 	if err != nil {
 		return nil, err
+	}
+	if obs != nil {
+		w.Observe(obs)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -49,6 +49,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	)
 	var se *statusError
 	switch {
+	case clientGone(r, err):
+		// Nobody reads the answer; the request log says what happened.
+		w.WriteHeader(statusClientClosed)
 	case errors.As(err, &se):
 		writeProblem(w, r, newProblem(se.status, se.detail))
 	case errors.As(err, &ve):

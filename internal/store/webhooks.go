@@ -77,6 +77,9 @@ type Webhooks interface {
 	// batch rows per statement, and returns how many it deleted. Pending
 	// deliveries are never deleted.
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
+	// WebhookBacklog reads where the pipeline stands over every account,
+	// with bounded statements (for metrics, at every scrape).
+	WebhookBacklog(ctx context.Context, now time.Time) (WebhookBacklog, error)
 }
 
 // DeliveryBuilder makes the deliveries of a closing burst from the
@@ -118,4 +121,15 @@ type AttemptResult struct {
 	// Deactivate decides, from the failure streak including this failed
 	// delivery, whether the subscription is switched off.
 	Deactivate func(streakStart time.Time, failures int) bool
+}
+
+// WebhookBacklog is where the webhook pipeline stands, over every account
+// (for metrics).
+type WebhookBacklog struct {
+	// Pending counts pending deliveries, up to a bound the store chooses;
+	// OpenBursts the bursts not closed yet, up to the same bound.
+	Pending, OpenBursts int
+	// OldestDue is the due time of the oldest pending delivery that is due
+	// at the time asked about; nil when none is.
+	OldestDue *time.Time
 }
