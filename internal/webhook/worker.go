@@ -99,8 +99,8 @@ type Observer interface {
 	// Attempt reports a finished attempt: its outcome (succeeded, retry,
 	// failed, gone, or error when nothing answered) and its duration.
 	Attempt(outcome string, took time.Duration)
-	// Delivered reports a delivery's first 2xx, sinceClose after its
-	// burst closed.
+	// Delivered reports a delivery's 2xx, recorded sinceClose after its
+	// burst closed (the delivery was made).
 	Delivered(sinceClose time.Duration)
 }
 
@@ -382,7 +382,7 @@ func (w *Worker) recorded(ctx context.Context, job domain.DeliveryJob, r store.A
 	if w.obs != nil {
 		w.obs.Attempt(outcome(r), time.Duration(r.Attempt.DurationMS)*time.Millisecond)
 		if r.Status == domain.DeliverySucceeded {
-			w.obs.Delivered(r.Attempt.AttemptedAt.Sub(job.CreatedAt))
+			w.obs.Delivered(w.clock.Now().Sub(job.CreatedAt))
 		}
 	}
 	if !w.log.Enabled(ctx, level) {
