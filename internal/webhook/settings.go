@@ -103,7 +103,7 @@ func (s Settings) WithDefaults() Settings {
 		s.PollInterval = time.Second
 	}
 	if s.Batch <= 0 {
-		s.Batch = 50
+		s.Batch = 100
 	}
 	if s.Concurrency <= 0 {
 		s.Concurrency = DefaultConcurrency

@@ -232,7 +232,23 @@ func (w *Worker) pruneIfDue(ctx context.Context) error {
 	return nil
 }
 
+// burstClosers is how many claim-and-close loops run side by side, so that
+// one's claim overlaps another's rendering and their commits are shared
+// (SQLite's group commit) rather than taken in turn.
+const burstClosers = 2
+
+// closeDueBursts closes every burst due now.
 func (w *Worker) closeDueBursts(ctx context.Context) error {
+	errs := make([]error, burstClosers)
+	var wg sync.WaitGroup
+	for i := range burstClosers {
+		wg.Go(func() { errs[i] = w.closeDueBurstsLoop(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (w *Worker) closeDueBurstsLoop(ctx context.Context) error {
 	for ctx.Err() == nil {
 		bursts, err := w.jobs.ClaimBursts(ctx, w.clock.Now(), burstLease, w.s.Batch)
 		if err != nil {

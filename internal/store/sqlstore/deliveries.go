@@ -320,6 +320,7 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 			return err
 		}
 		var attemptRows [][]any
+		updates := &deliveryUpdates{}
 		for i, f := range done {
 			job, r := f.Job, f.Result
 			sub := subs[job.WebhookID]
@@ -335,15 +336,18 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 				newStatus, next, lastErr = d.status, nil, strPtr(d.lastErr)
 			}
 			d.attempts++
-			if _, err := q.exec(ctx, `UPDATE deliveries SET status = $1, attempts = $2, last_status_code = $3, last_error = $4,
-				next_attempt_at = $5, lease_until = NULL, lease_token = NULL WHERE id = $6`,
-				newStatus, d.attempts, nullInt(r.Attempt.StatusCode), nullStr(lastErr), nullMillis(next), job.ID); err != nil {
-				return err
-			}
+			updates.add(job.ID, deliveryUpdate{status: newStatus, code: nullInt(r.Attempt.StatusCode), lastErr: nullStr(lastErr), next: nullMillis(next)})
 			d.status, d.token, d.lastErr = newStatus, "", toNullString(lastErr)
 			attemptRows = append(attemptRows, []any{job.ID, d.attempts, r.Attempt.AttemptedAt.UnixMilli(),
 				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS})
 			if !cancelled {
+				if r.Status == domain.DeliveryFailed {
+					// A failure may cancel the subscription's pending
+					// deliveries, which must see the updates so far.
+					if err := updates.flush(ctx, q); err != nil {
+						return err
+					}
+				}
 				cancelledOthers, err := applyToWebhook(ctx, q, job, r, sub)
 				if err != nil {
 					return err
@@ -367,6 +371,9 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 				sub.finished = true
 			}
 		}
+		if err := updates.flush(ctx, q); err != nil {
+			return err
+		}
 		for chunk := range slices.Chunk(attemptRows, finishChunk) {
 			if err := insertAttempts(ctx, q, chunk); err != nil {
 				return err
@@ -381,6 +388,46 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 		}
 		return nil
 	})
+}
+
+// deliveryUpdate is what an attempt's record sets on its delivery (each
+// value as bound: nil for NULL); attempts goes up by one.
+type deliveryUpdate struct {
+	status             string
+	code, lastErr, next any
+}
+
+// deliveryUpdates collects the updates of a batch so that the deliveries
+// set alike (every success with the same status code, for one) are set by
+// one statement.
+type deliveryUpdates struct {
+	order []deliveryUpdate
+	ids   map[deliveryUpdate][]any
+}
+
+func (u *deliveryUpdates) add(id string, v deliveryUpdate) {
+	if u.ids == nil {
+		u.ids = map[deliveryUpdate][]any{}
+	}
+	if _, ok := u.ids[v]; !ok {
+		u.order = append(u.order, v)
+	}
+	u.ids[v] = append(u.ids[v], id)
+}
+
+func (u *deliveryUpdates) flush(ctx context.Context, q querier) error {
+	for _, v := range u.order {
+		for chunk := range slices.Chunk(u.ids[v], finishChunk) {
+			var a sqlArgs
+			set := `status = ` + a.add(v.status) + `, attempts = attempts + 1, last_status_code = ` + a.add(v.code) +
+				`, last_error = ` + a.add(v.lastErr) + `, next_attempt_at = ` + a.add(v.next) + `, lease_until = NULL, lease_token = NULL`
+			if _, err := q.exec(ctx, `UPDATE deliveries SET `+set+` WHERE id IN (`+a.list(chunk...)+`)`, a...); err != nil {
+				return err
+			}
+		}
+	}
+	u.order, u.ids = nil, nil
+	return nil
 }
 
 // lockSubscriptions reads and locks the subscriptions of ids (sorted).
