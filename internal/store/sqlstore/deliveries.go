@@ -393,7 +393,7 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 // deliveryUpdate is what an attempt's record sets on its delivery (each
 // value as bound: nil for NULL); attempts goes up by one.
 type deliveryUpdate struct {
-	status             string
+	status              string
 	code, lastErr, next any
 }
 
