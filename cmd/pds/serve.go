@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/httpapi"
+	"github.com/pds-dev/pds/internal/metrics"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
@@ -32,6 +34,9 @@ type serveConfig struct {
 	webhookAllowPriv    bool
 	webhookCAFile       string
 	webhookRetention    time.Duration
+	webhookConcurrency  int
+	webhookPerSub       int
+	metricsAddr         string
 	shutdownGracePeriod time.Duration
 }
 
@@ -60,6 +65,11 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&cfg.webhookCAFile, "webhook-ca-file", "", "extra CA (PEM) trusted for deliveries")
 	fs.DurationVar(&cfg.webhookRetention, "webhook-retention", webhook.DefaultRetention,
 		"how long finished deliveries stay in the delivery log after their last attempt (720h = 30 days)")
+	fs.IntVar(&cfg.webhookConcurrency, "webhook-concurrency", webhook.DefaultConcurrency,
+		"delivery attempts one instance runs at once, in all")
+	fs.IntVar(&cfg.webhookPerSub, "webhook-subscription-concurrency", webhook.DefaultPerSubscription,
+		"delivery attempts one instance runs at once for one subscription (a slow receiver holds no more)")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (e.g. 127.0.0.1:9090); off when empty")
 	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish on SIGTERM")
 	return cfg
 }
@@ -95,19 +105,40 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		return err
 	}
 
-	srv := httpapi.New(httpapi.Config{
+	apiCfg := httpapi.Config{
 		PublicURL:        cfg.publicURL,
 		RateLimit:        cfg.rateLimit,
 		CustomFieldLimit: cfg.customFieldLimit,
 		WebhookWindow:    cfg.webhookWindow,
 		Webhook:          hooks,
-	}, st, clk, limiterFor(st), log)
+	}
+	var observer webhook.Observer
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" {
+		m := metrics.New()
+		m.WatchBacklog(st, clk)
+		if p, ok := st.(metrics.PoolSource); ok {
+			m.WatchPools(p)
+		}
+		apiCfg.Metrics, observer = m, m
+		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer metricsLn.Close()
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog(log)}
+		go func() { _ = ms.Serve(metricsLn) }()
+		defer ms.Close()
+		log.Info("serving metrics", "addr", metricsLn.Addr().String(), "path", "/metrics")
+	}
+	srv := httpapi.New(apiCfg, st, clk, limiterFor(st), log)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log)
+	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log, observer)
 	if err != nil {
 		ln.Close()
 		return err
@@ -118,7 +149,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          errorLog(log),
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "engine", st.Engine(), "public_url", cfg.publicURL)
 	errc := make(chan error, 1)
@@ -143,6 +174,12 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// errorLog routes what net/http logs on its own (TLS handshakes, bad
+// connections, a handler that wrote twice) into the JSON log.
+func errorLog(log *slog.Logger) *stdlog.Logger {
+	return slog.NewLogLogger(log.With("source", "net/http").Handler(), slog.LevelWarn)
 }
 
 // loggedError is an error the server has already written to its log, so

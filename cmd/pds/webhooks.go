@@ -22,6 +22,9 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 	if cfg.webhookDisable <= 0 {
 		return webhook.Settings{}, errors.New("serve: --webhook-disable-after must be positive")
 	}
+	if cfg.webhookConcurrency < 1 || cfg.webhookPerSub < 1 {
+		return webhook.Settings{}, errors.New("serve: --webhook-concurrency and --webhook-subscription-concurrency must be positive")
+	}
 	if cfg.webhookRetention <= 0 {
 		return webhook.Settings{}, errors.New("serve: --webhook-retention must be positive")
 	}
@@ -32,6 +35,9 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 		AllowPrivate: cfg.webhookAllowPriv,
 		CAFile:       cfg.webhookCAFile,
 		Retention:    cfg.webhookRetention,
+
+		Concurrency:     cfg.webhookConcurrency,
+		PerSubscription: cfg.webhookPerSub,
 	}
 	if _, err := webhook.NewClient(s); err != nil {
 		return webhook.Settings{}, fmt.Errorf("serve: --webhook-ca-file: %w", err)
@@ -42,10 +48,14 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 // startWebhooks runs the webhook worker of this instance until the returned
 // stop is called. stop lets attempts in flight finish and record their
 // outcome, waiting at most grace.
-func startWebhooks(st store.Store, r webhook.Renderer, clk clock.Clock, s webhook.Settings, log *slog.Logger) (stop func(grace time.Duration), err error) {
+func startWebhooks(st store.Store, r webhook.Renderer, clk clock.Clock, s webhook.Settings, log *slog.Logger,
+	obs webhook.Observer) (stop func(grace time.Duration), err error) {
 	w, err := webhook.NewWorker(st, r, clk, s, log)
 	if err != nil {
 		return nil, err
+	}
+	if obs != nil {
+		w.Observe(obs)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

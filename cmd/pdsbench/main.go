@@ -28,6 +28,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -127,7 +128,7 @@ func run(ctx context.Context, args []string) error {
 	if !c.keepDatabase {
 		defer os.RemoveAll(dir)
 	}
-	if c.pdsBin == "" {
+	if c.pdsBin == "" && c.seeded() {
 		c.pdsBin = filepath.Join(dir, "pds")
 		build := exec.CommandContext(ctx, "go", "build", "-o", c.pdsBin, "github.com/pds-dev/pds/cmd/pds")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -151,14 +152,23 @@ func run(ctx context.Context, args []string) error {
 	var failures []string
 	for _, eng := range c.engines {
 		engDir := filepath.Join(dir, eng)
-		if err := os.MkdirAll(engDir, 0o700); err != nil {
-			return err
-		}
-		r, fails, err := bench(ctx, c, eng, engDir)
-		rows = append(rows, r...)
-		failures = append(failures, fails...)
-		if err != nil {
-			return fmt.Errorf("%s: %w", eng, err)
+		for _, g := range []struct {
+			name string
+			on   bool
+			run  func(context.Context, config, string, string) ([]row, []string, error)
+		}{{"seeded", c.seeded(), bench}, {deliveryGroup, slices.Contains(c.rows, deliveryGroup), benchDelivery}} {
+			if !g.on {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Join(engDir, g.name), 0o700); err != nil {
+				return err
+			}
+			r, fails, err := g.run(ctx, c, eng, filepath.Join(engDir, g.name))
+			rows = append(rows, r...)
+			failures = append(failures, fails...)
+			if err != nil {
+				return fmt.Errorf("%s: %w", eng, err)
+			}
 		}
 	}
 	table := markdown(c, rows)

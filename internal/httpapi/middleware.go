@@ -14,7 +14,11 @@ type requestIDKey struct{}
 
 // caller is filled in by authentication so that the request log can name
 // the account and key id (never the key itself).
-type caller struct{ accountID, keyID string }
+type caller struct {
+	accountID, keyID string
+	// gone holds the error a request ended with because its client went away.
+	gone string
+}
 
 type callerKey struct{}
 
@@ -62,6 +66,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// statusClientClosed is the status logged for a request whose client went
+// away before its answer (nginx's 499): nobody receives it, and it is not
+// a server error.
+const statusClientClosed = 499
+
 // withLogging writes one structured line per request; never the key.
 func (s *Server) withLogging(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,9 +79,13 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 		who := &caller{}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, who))
 		next.ServeHTTP(sw, r)
+		took := time.Since(start)
 		route := r.Pattern
 		if route == "" {
 			route = "unmatched"
+		}
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.Request(route, sw.status, took)
 		}
 		attrs := []slog.Attr{
 			slog.String("request_id", requestID(r.Context())),
@@ -80,17 +93,33 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 			slog.String("route", route),
 			slog.Int("status", sw.status),
 			slog.Int("bytes", sw.bytes),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 		}
 		if who.keyID != "" {
 			attrs = append(attrs, slog.String("account_id", who.accountID), slog.String("key_id", who.keyID))
 		}
 		level := slog.LevelInfo
-		if sw.status >= 500 {
+		switch {
+		case who.gone != "":
+			attrs = append(attrs, slog.String("outcome", "client went away"), slog.String("error", who.gone))
+		case sw.status >= 500:
 			level = slog.LevelError
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
+}
+
+// clientGone reports, and notes for the request log, that the request's
+// client went away (its context ended) while it was served: whatever error
+// that caused is not the server's.
+func clientGone(r *http.Request, err error) bool {
+	if r.Context().Err() == nil {
+		return false
+	}
+	if who, ok := r.Context().Value(callerKey{}).(*caller); ok {
+		who.gone = err.Error()
+	}
+	return true
 }
 
 // withRecover turns a panic into a logged 500 problem.

@@ -40,6 +40,11 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
 // slog's global default, which an operator's pipeline does not read) and
 // shown as a bare 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if clientGone(r, err) {
+		// Nobody reads the answer; the request log says what happened.
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	if p := problemFor(err); p != nil {
 		writeProblem(w, r, p)
 		return

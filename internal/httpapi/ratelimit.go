@@ -29,6 +29,9 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *principal)
 	w.Header().Set("RateLimit-Policy", fmt.Sprintf(`"per-key";q=%d;w=%d`, d.Limit, int(ratelimit.Window.Seconds())))
 	w.Header().Set("RateLimit", fmt.Sprintf(`"per-key";r=%d;t=%d`, d.Remaining, reset))
 	if !d.Allowed {
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.RateLimited()
+		}
 		w.Header().Set("Retry-After", strconv.Itoa(reset))
 		writeProblem(w, r, newProblem(http.StatusTooManyRequests,
 			fmt.Sprintf("This key has used its %d requests for this minute; retry after %d seconds.", d.Limit, reset)))

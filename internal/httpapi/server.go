@@ -29,6 +29,15 @@ type Config struct {
 	// Webhook holds the settings that checking targets and rotating secrets
 	// need (private targets, resolver, retry schedule).
 	Webhook webhook.Settings
+	// Metrics, when set, counts requests and rate-limit refusals.
+	Metrics RequestMetrics
+}
+
+// RequestMetrics hears of every answered request (route is the ServeMux
+// pattern, "unmatched" for none) and of every 429 for a spent budget.
+type RequestMetrics interface {
+	Request(route string, status int, took time.Duration)
+	RateLimited()
 }
 
 // Server serves the API.

@@ -53,21 +53,58 @@ type Webhooks interface {
 	// ClaimDeliveries leases up to limit pending deliveries of active
 	// subscriptions that are due at now.
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
+	// ClaimDeliveriesFairly leases due pending deliveries of active
+	// subscriptions as c bounds them. Among the oldest due deliveries of the
+	// subscriptions with room, it takes them in turn across accounts, and
+	// within an account across its subscriptions, rather than strictly
+	// oldest first.
+	ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c DeliveryClaim) ([]domain.DeliveryJob, error)
 	// FinishAttempt records an attempt of a claimed delivery and its effect
 	// on the subscription, in one transaction. A lease lost to another
 	// worker records nothing.
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r AttemptResult) error
+	// FinishAttempts records many attempts as FinishAttempt records each,
+	// in order, all in one transaction: all or nothing.
+	FinishAttempts(ctx context.Context, done []FinishedAttempt) error
+	// CloseBursts closes many claimed bursts as CloseBurst closes each,
+	// all in one transaction: all or nothing. build is called once per
+	// burst to be delivered, with the burst's account's active
+	// subscriptions; closed reports, per burst, what CloseBurst would.
+	CloseBursts(ctx context.Context, bursts []domain.Burst, build BurstBuilder) (closed []bool, err error)
 	// PruneDeliveries deletes, with their attempts, the finished deliveries
 	// (succeeded or failed, no lease held) of every account whose last
 	// activity (last attempt, else creation) is before `before`, at most
 	// batch rows per statement, and returns how many it deleted. Pending
 	// deliveries are never deleted.
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
+	// WebhookBacklog reads where the pipeline stands over every account,
+	// with bounded statements (for metrics, at every scrape).
+	WebhookBacklog(ctx context.Context, now time.Time) (WebhookBacklog, error)
 }
 
 // DeliveryBuilder makes the deliveries of a closing burst from the
 // account's active subscriptions; nil makes none.
 type DeliveryBuilder func(active []domain.Webhook) ([]domain.Delivery, error)
+
+// BurstBuilder makes the deliveries of one of many closing bursts.
+type BurstBuilder func(b domain.Burst, active []domain.Webhook) ([]domain.Delivery, error)
+
+// DeliveryClaim bounds a claim of deliveries.
+type DeliveryClaim struct {
+	// Limit is the most deliveries claimed in all.
+	Limit int
+	// PerSubscription is the most claimed of one subscription not listed
+	// in Room (0: no bound but Limit); Room is the most claimed of each
+	// subscription listed (0 or less: none).
+	PerSubscription int
+	Room            map[string]int
+}
+
+// FinishedAttempt is one attempt to record.
+type FinishedAttempt struct {
+	Job    domain.DeliveryJob
+	Result AttemptResult
+}
 
 // AttemptResult is the outcome of one attempt, as the delivery policy
 // decided it.
@@ -84,4 +121,15 @@ type AttemptResult struct {
 	// Deactivate decides, from the failure streak including this failed
 	// delivery, whether the subscription is switched off.
 	Deactivate func(streakStart time.Time, failures int) bool
+}
+
+// WebhookBacklog is where the webhook pipeline stands, over every account
+// (for metrics).
+type WebhookBacklog struct {
+	// Pending counts pending deliveries, up to a bound the store chooses;
+	// OpenBursts the bursts not closed yet, up to the same bound.
+	Pending, OpenBursts int
+	// OldestDue is the due time of the oldest pending delivery that is due
+	// at the time asked about; nil when none is.
+	OldestDue *time.Time
 }

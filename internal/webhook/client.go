@@ -8,7 +8,8 @@ import (
 
 // NewClient builds the delivery client: every connection through the
 // guard, no proxy (a proxy would dial for us, past the guard), redirects
-// never followed, one timeout for the whole attempt.
+// never followed, one timeout for the whole attempt, and connections kept
+// alive between attempts.
 func NewClient(s Settings) (*http.Client, error) {
 	s = s.WithDefaults()
 	roots, err := s.rootCAs()
@@ -21,8 +22,11 @@ func NewClient(s Settings) (*http.Client, error) {
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout: s.Timeout,
 		ForceAttemptHTTP2:   true,
-		MaxIdleConns:        100,
-		MaxIdleConnsPerHost: 4,
+		// Connections stay open between attempts, as many per receiver as
+		// the worker may run at once; each was checked by the guard when
+		// it was dialled.
+		MaxIdleConns:        max(100, 2*s.Concurrency),
+		MaxIdleConnsPerHost: s.Concurrency,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	return &http.Client{

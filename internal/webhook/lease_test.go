@@ -32,8 +32,8 @@ func (l *lateStart) pauseAfterNextClaim(d time.Duration) {
 	l.pause = d
 }
 
-func (l *lateStart) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error) {
-	jobs, err := l.Store.ClaimDeliveries(ctx, now, lease, limit)
+func (l *lateStart) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) ([]domain.DeliveryJob, error) {
+	jobs, err := l.Store.ClaimDeliveriesFairly(ctx, now, lease, c)
 	if len(jobs) > 0 {
 		l.mu.Lock()
 		pause := l.pause

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -33,4 +34,29 @@ func (r PersonRenderer) Render(ctx context.Context, accountID, personID string, 
 		return nil, err
 	}
 	return json.Marshal(personview.Extended(p, fields, r.PublicURL, now))
+}
+
+// RenderMany renders persons of one account as they are now, reading the
+// account's custom fields once; a person that no longer exists is left out.
+func (r PersonRenderer) RenderMany(ctx context.Context, accountID string, personIDs []string, now time.Time) (map[string]json.RawMessage, error) {
+	fields, err := r.Persons.ListPersonFields(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(personIDs))
+	for _, id := range personIDs {
+		p, err := r.Persons.GetPerson(ctx, accountID, id)
+		if errors.Is(err, domain.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(personview.Extended(p, fields, r.PublicURL, now))
+		if err != nil {
+			return nil, err
+		}
+		out[id] = data
+	}
+	return out, nil
 }

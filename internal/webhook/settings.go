@@ -53,14 +53,28 @@ type Settings struct {
 	// last attempt (or its creation, when it has none).
 	Retention time.Duration
 
-	// PollInterval is how often a worker looks for due work (real time).
+	// PollInterval is how often a worker looks for due work (real time);
+	// it also looks as soon as an attempt ends or a burst closes.
 	PollInterval time.Duration
-	// Batch is how many bursts or deliveries one claim takes; Concurrency
-	// how many attempts run at once. A claim of deliveries takes no more
-	// than Concurrency, so that every claimed delivery starts at once.
-	Batch       int
-	Concurrency int
+	// Batch is how many bursts one claim takes and closes in one
+	// transaction.
+	Batch int
+	// Concurrency is how many attempts a worker runs at once, in all;
+	// PerSubscription how many of them one subscription may hold, so that
+	// a slow or silent receiver holds only its own and no receiver gets
+	// more than that many requests at once from one instance.
+	Concurrency     int
+	PerSubscription int
 }
+
+// Defaults of the attempt slots (decisions: the bound keeps a busy
+// subscription from taking every slot and is polite to receivers, while 8
+// connections to one receiver are as many as the old worker used for all
+// of them).
+const (
+	DefaultConcurrency     = 64
+	DefaultPerSubscription = 8
+)
 
 // WithDefaults fills every unset setting with its default.
 func (s Settings) WithDefaults() Settings {
@@ -89,10 +103,13 @@ func (s Settings) WithDefaults() Settings {
 		s.PollInterval = time.Second
 	}
 	if s.Batch <= 0 {
-		s.Batch = 50
+		s.Batch = 100
 	}
 	if s.Concurrency <= 0 {
-		s.Concurrency = 8
+		s.Concurrency = DefaultConcurrency
+	}
+	if s.PerSubscription <= 0 {
+		s.PerSubscription = DefaultPerSubscription
 	}
 	return s
 }

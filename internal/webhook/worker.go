@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -26,8 +27,10 @@ import (
 type Jobs interface {
 	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)
 	CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error)
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
+	CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) ([]bool, error)
+	ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) ([]domain.DeliveryJob, error)
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error
+	FinishAttempts(ctx context.Context, done []store.FinishedAttempt) error
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
 }
 
@@ -35,6 +38,13 @@ type Jobs interface {
 // view. A person that no longer exists is domain.ErrNotFound.
 type Renderer interface {
 	Render(ctx context.Context, accountID, personID string, now time.Time) (json.RawMessage, error)
+}
+
+// ManyRenderer is a Renderer that also renders several persons of one
+// account at once, sharing what they have in common (the account's
+// custom fields). A person that no longer exists is left out.
+type ManyRenderer interface {
+	RenderMany(ctx context.Context, accountID string, personIDs []string, now time.Time) (map[string]json.RawMessage, error)
 }
 
 // burstLease is how long a claimed burst stays with its worker; rendering
@@ -54,6 +64,12 @@ const maxResponseRead = 64 << 10
 
 // Worker closes due bursts into deliveries and attempts due deliveries.
 // Any number of workers, in one process or many, may share one database.
+//
+// Attempts run in a pool of Settings.Concurrency slots, at most
+// Settings.PerSubscription of them for one subscription; a slot goes to the
+// next due delivery as soon as it is free, so a slow or silent receiver
+// holds only its own subscription's slots (see dispatch.go). Finished
+// attempts are recorded in batches, one transaction for many (recorder.go).
 type Worker struct {
 	jobs   Jobs
 	render Renderer
@@ -61,9 +77,31 @@ type Worker struct {
 	s      Settings
 	client *http.Client
 	log    *slog.Logger
+	obs    Observer
+
+	d   *dispatcher
+	rec *recorder
+	// wake tells Run's dispatcher that due work may have appeared.
+	wake chan struct{}
+
+	// listeners remembers, per account, whether the last burst closed for
+	// it had a subscription listening, so that the next batch renders its
+	// persons before its transaction (see closeBursts).
+	listenMu  sync.Mutex
+	listeners map[string]bool
 
 	pruneMu   sync.Mutex
 	nextPrune time.Time // zero: prune at the first pass
+}
+
+// Observer hears what the worker does, for metrics; nil hears nothing.
+type Observer interface {
+	// Attempt reports a finished attempt: its outcome (succeeded, retry,
+	// failed, gone, or error when nothing answered) and its duration.
+	Attempt(outcome string, took time.Duration)
+	// Delivered reports a delivery's 2xx, recorded sinceClose after its
+	// burst closed (the delivery was made).
+	Delivered(sinceClose time.Duration)
 }
 
 // NewWorker builds a worker; settings left zero take their defaults.
@@ -73,12 +111,20 @@ func NewWorker(jobs Jobs, render Renderer, clk clock.Clock, s Settings, log *slo
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{jobs: jobs, render: render, clock: clk, s: s, client: client, log: log}, nil
+	w := &Worker{jobs: jobs, render: render, clock: clk, s: s, client: client, log: log,
+		wake: make(chan struct{}, 1), listeners: map[string]bool{}}
+	w.d = newDispatcher(w)
+	w.rec = newRecorder(w)
+	return w, nil
 }
 
+// Observe sets the worker's observer; call it before Run.
+func (w *Worker) Observe(o Observer) { w.obs = o }
+
 // A delivery's lease covers, by the worker's clock, the wait for its
-// attempt to start (slack: a claim takes only what starts at once), the
-// attempt (bounded by the timeout) and recording it.
+// attempt to start (slack: a claim takes no more than its subscription can
+// start within one attempt's time), the attempt (bounded by the timeout)
+// and recording it.
 const (
 	startSlack  = 30 * time.Second
 	recordSlack = 30 * time.Second
@@ -93,13 +139,48 @@ func (w *Worker) leaseCovers(job domain.DeliveryJob, at time.Time) bool {
 	return job.LeaseUntil != nil && !at.Add(w.s.Timeout+recordSlack).After(*job.LeaseUntil)
 }
 
-// Run works until ctx ends, looking for due work every PollInterval. On the
-// way out it starts nothing new and lets attempts in flight finish.
+// signal wakes Run's dispatcher.
+func (w *Worker) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run works until ctx ends: bursts are closed as they fall due, and free
+// attempt slots are filled with due deliveries as soon as they free up
+// (and at least every PollInterval). On the way out it starts nothing new
+// and lets attempts in flight finish and be recorded.
 func (w *Worker) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { w.runBursts(ctx) })
+	tick := time.NewTicker(w.s.PollInterval)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		if _, err := w.d.claim(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("webhook worker: claiming deliveries", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+			w.d.mayHaveMore()
+		case <-w.wake:
+		}
+	}
+	wg.Wait()
+	w.d.drain()
+}
+
+// runBursts closes due bursts every PollInterval, waking the dispatcher
+// for the deliveries they make, and prunes once in a while.
+func (w *Worker) runBursts(ctx context.Context) {
 	tick := time.NewTicker(w.s.PollInterval)
 	defer tick.Stop()
 	for {
-		if err := w.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		if err := w.closeDueBursts(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("webhook worker: closing bursts", "error", err.Error())
+		}
+		if err := w.pruneIfDue(ctx); err != nil && ctx.Err() == nil {
 			w.log.Error("webhook worker", "error", err.Error())
 		}
 		select {
@@ -112,13 +193,15 @@ func (w *Worker) Run(ctx context.Context) {
 
 // RunOnce closes every burst due now and makes every attempt due now,
 // returning when none is left (retries scheduled later wait for a later
-// call). Attempts started before ctx ends are finished and recorded. At
-// most once per pruneEvery it then deletes the deliveries past retention.
+// call) and every attempt it started is recorded. Attempts run as in Run:
+// a slot is refilled as soon as it frees, with no barrier between claims.
+// At most once per pruneEvery it then deletes the deliveries past
+// retention.
 func (w *Worker) RunOnce(ctx context.Context) error {
 	if err := w.closeDueBursts(ctx); err != nil {
 		return err
 	}
-	if err := w.attemptDueDeliveries(ctx); err != nil {
+	if err := w.d.runOnce(ctx); err != nil {
 		return err
 	}
 	return w.pruneIfDue(ctx)
@@ -149,17 +232,32 @@ func (w *Worker) pruneIfDue(ctx context.Context) error {
 	return nil
 }
 
+// burstClosers is how many claim-and-close loops run side by side, so that
+// one's claim overlaps another's rendering and their commits are shared
+// (SQLite's group commit) rather than taken in turn.
+const burstClosers = 2
+
+// closeDueBursts closes every burst due now.
 func (w *Worker) closeDueBursts(ctx context.Context) error {
+	errs := make([]error, burstClosers)
+	var wg sync.WaitGroup
+	for i := range burstClosers {
+		wg.Go(func() { errs[i] = w.closeDueBurstsLoop(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (w *Worker) closeDueBurstsLoop(ctx context.Context) error {
 	for ctx.Err() == nil {
 		bursts, err := w.jobs.ClaimBursts(ctx, w.clock.Now(), burstLease, w.s.Batch)
 		if err != nil {
 			return err
 		}
-		for _, b := range bursts {
-			if err := w.closeBurst(ctx, b); err != nil {
-				// The lease runs out and another pass tries again.
-				w.log.Error("webhook burst", "person_id", b.PersonID, "account_id", b.AccountID, "error", err.Error())
-			}
+		if len(bursts) > 0 {
+			w.closeBursts(ctx, bursts)
+			w.d.mayHaveMore()
+			w.signal()
 		}
 		if len(bursts) < w.s.Batch {
 			return nil
@@ -168,99 +266,165 @@ func (w *Worker) closeDueBursts(ctx context.Context) error {
 	return nil
 }
 
-// closeBurst makes one delivery per active subscription that lists exactly
-// the burst's event (spec section 6.1), with the person rendered once, and
-// only when some subscription listens.
-func (w *Worker) closeBurst(ctx context.Context, b domain.Burst) error {
+// closeBursts closes claimed bursts in one transaction, rendering each
+// person once. Persons of accounts known to have listeners are rendered
+// before the transaction, the others inside it (only when a subscription
+// listens). When the batch fails as a whole, each burst is closed on its
+// own, so that one bad burst holds up only itself.
+func (w *Worker) closeBursts(ctx context.Context, bursts []domain.Burst) {
 	now := w.clock.Now()
-	_, err := w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
-		active = slices.DeleteFunc(active, func(sub domain.Webhook) bool { return !sub.Wants(b.Event) })
-		if len(active) == 0 {
-			return nil, nil
-		}
-		data, err := w.render.Render(ctx, b.AccountID, b.PersonID, now)
-		if errors.Is(err, domain.ErrNotFound) {
-			return nil, nil // nothing left to tell
-		}
-		if err != nil {
-			return nil, err
-		}
-		out := make([]domain.Delivery, 0, len(active))
-		for _, sub := range active {
-			id := NewDeliveryID()
-			body, err := Body(id, b.Event, now, data)
-			if err != nil {
-				return nil, err
+	data := w.preRender(ctx, bursts, now)
+	_, err := w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.Delivery, error) {
+		w.listenMu.Lock()
+		w.listeners[b.AccountID] = len(active) > 0
+		w.listenMu.Unlock()
+		rendered, ok := data[b.PersonID]
+		return w.build(ctx, b, active, now, func() (json.RawMessage, error) {
+			if ok {
+				return rendered, nil
 			}
-			first := now.Add(w.s.Jitter(w.s.Schedule[0]))
-			out = append(out, domain.Delivery{
-				ID: id, AccountID: b.AccountID, WebhookID: sub.ID, Event: b.Event, PersonID: b.PersonID,
-				Body: body, SecretVersion: sub.SecretVersion, Status: domain.DeliveryPending,
-				NextAttemptAt: &first, CreatedAt: now,
-			})
+			return w.render.Render(ctx, b.AccountID, b.PersonID, now)
+		})
+	})
+	if err == nil {
+		return
+	}
+	w.log.Warn("webhook bursts: closing a batch failed; closing them one by one", "bursts", len(bursts), "error", err.Error())
+	for _, b := range bursts {
+		if err := w.closeBurst(ctx, b, now); err != nil {
+			// The lease runs out and another pass tries again.
+			w.log.Error("webhook burst", "person_id", b.PersonID, "account_id", b.AccountID, "error", err.Error())
 		}
-		return out, nil
+	}
+}
+
+// preRender renders, before the transaction, the persons of the bursts
+// whose accounts had listeners last time; what it cannot render is left
+// to the transaction.
+func (w *Worker) preRender(ctx context.Context, bursts []domain.Burst, now time.Time) map[string]json.RawMessage {
+	many, ok := w.render.(ManyRenderer)
+	if !ok {
+		return nil
+	}
+	byAccount := map[string][]string{}
+	w.listenMu.Lock()
+	for _, b := range bursts {
+		if w.listeners[b.AccountID] {
+			byAccount[b.AccountID] = append(byAccount[b.AccountID], b.PersonID)
+		}
+	}
+	w.listenMu.Unlock()
+	out := map[string]json.RawMessage{}
+	for acc, ids := range byAccount {
+		got, err := many.RenderMany(ctx, acc, ids, now)
+		if err != nil {
+			continue // rendered in the transaction instead
+		}
+		maps.Copy(out, got)
+	}
+	return out
+}
+
+// closeBurst closes one burst in a transaction of its own.
+func (w *Worker) closeBurst(ctx context.Context, b domain.Burst, now time.Time) error {
+	_, err := w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
+		return w.build(ctx, b, active, now, func() (json.RawMessage, error) {
+			return w.render.Render(ctx, b.AccountID, b.PersonID, now)
+		})
 	})
 	return err
 }
 
-func (w *Worker) attemptDueDeliveries(ctx context.Context) error {
-	// Attempts and their records outlive a shutdown request: a POST that
-	// was sent is recorded.
-	attemptCtx := context.WithoutCancel(ctx)
-	// Claim only what can start now: every attempt slot is free when a
-	// claim is made, so each claimed delivery starts at once, well inside
-	// its lease. A larger claim would leave its tail waiting for a slot
-	// while the lease ran out, and another instance would claim and POST
-	// those deliveries too.
-	limit := min(w.s.Batch, w.s.Concurrency)
-	for ctx.Err() == nil {
-		jobs, err := w.jobs.ClaimDeliveries(ctx, w.clock.Now(), w.deliveryLease(), limit)
-		if err != nil {
-			return err
-		}
-		var wg sync.WaitGroup
-		for _, job := range jobs {
-			wg.Go(func() { w.attempt(attemptCtx, job) })
-		}
-		wg.Wait()
-		if len(jobs) < limit {
-			return nil
-		}
+// build makes one delivery per active subscription that lists exactly the
+// burst's event (spec section 6.1), with the person rendered once, and
+// only when some subscription listens.
+func (w *Worker) build(ctx context.Context, b domain.Burst, active []domain.Webhook, now time.Time,
+	render func() (json.RawMessage, error)) ([]domain.Delivery, error) {
+	active = slices.DeleteFunc(slices.Clone(active), func(sub domain.Webhook) bool { return !sub.Wants(b.Event) })
+	if len(active) == 0 {
+		return nil, nil
 	}
-	return nil
+	data, err := render()
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, nil // nothing left to tell
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.Delivery, 0, len(active))
+	for _, sub := range active {
+		id := NewDeliveryID()
+		body, err := Body(id, b.Event, now, data)
+		if err != nil {
+			return nil, err
+		}
+		first := now.Add(w.s.Jitter(w.s.Schedule[0]))
+		out = append(out, domain.Delivery{
+			ID: id, AccountID: b.AccountID, WebhookID: sub.ID, Event: b.Event, PersonID: b.PersonID,
+			Body: body, SecretVersion: sub.SecretVersion, Status: domain.DeliveryPending,
+			NextAttemptAt: &first, CreatedAt: now,
+		})
+	}
+	return out, nil
 }
 
-// attempt POSTs a delivery once, signed at this attempt's time, and records
-// the outcome. It starts only while the lease holds long enough for the
-// attempt and its recording; otherwise nothing is sent, so nothing is
-// recorded, and the delivery waits for the next claim once the lease has run
-// out. Within its lease no other instance can claim the delivery, so the
-// attempt's record (which needs the lease token) is always written.
-func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) {
+// attempt POSTs a delivery once, signed at this attempt's time, and hands
+// the outcome to the recorder. It starts only while the lease holds long
+// enough for the attempt and its recording; otherwise nothing is sent, so
+// nothing is recorded, and the delivery waits for the next claim once the
+// lease has run out. Within its lease no other instance can claim the
+// delivery, so the attempt's record (which needs the lease token) is
+// always written. It reports how long the attempt took (0: not started).
+func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) (time.Duration, bool) {
 	at := w.clock.Now()
 	if !w.leaseCovers(job, at) {
 		w.log.Warn("webhook attempt not started: its lease ran out before it could start",
 			"delivery_id", job.ID, "webhook_id", job.WebhookID, "account_id", job.AccountID)
-		return
+		return 0, false
 	}
 	code, took, err := w.post(ctx, job, at)
 	r := w.s.Decide(job.Delivery, code, err, at)
 	r.Attempt.DurationMS = took.Milliseconds()
-	if err := w.jobs.FinishAttempt(ctx, job, r); err != nil {
-		w.log.Error("webhook attempt not recorded", "delivery_id", job.ID, "webhook_id", job.WebhookID, "error", err.Error())
-		return
-	}
+	w.rec.add(job, r)
+	return took, true
+}
+
+// recorded logs an attempt once its record is written.
+func (w *Worker) recorded(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) {
 	level := slog.LevelInfo
 	if r.Status != domain.DeliverySucceeded {
 		level = slog.LevelWarn
 	}
+	if w.obs != nil {
+		w.obs.Attempt(outcome(r), time.Duration(r.Attempt.DurationMS)*time.Millisecond)
+		if r.Status == domain.DeliverySucceeded {
+			w.obs.Delivered(w.clock.Now().Sub(job.CreatedAt))
+		}
+	}
+	if !w.log.Enabled(ctx, level) {
+		return
+	}
 	attrs := []any{"delivery_id", job.ID, "webhook_id", job.WebhookID, "account_id", job.AccountID,
-		"attempt", job.Attempts + 1, "status", r.Status, "duration_ms", took.Milliseconds()}
+		"attempt", job.Attempts + 1, "status", r.Status, "duration_ms", r.Attempt.DurationMS}
 	if r.Error != nil {
 		attrs = append(attrs, "error", *r.Error)
 	}
 	w.log.Log(ctx, level, "webhook attempt", attrs...)
+}
+
+// outcome names an attempt's result for metrics.
+func outcome(r store.AttemptResult) string {
+	switch {
+	case r.Status == domain.DeliverySucceeded:
+		return "succeeded"
+	case r.Gone:
+		return "gone"
+	case r.Attempt.StatusCode == nil:
+		return "error"
+	case r.Status == domain.DeliveryPending:
+		return "retry"
+	}
+	return "failed"
 }
 
 // post sends the request; the duration is real elapsed time, since the

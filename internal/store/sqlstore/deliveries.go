@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -128,139 +130,427 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 // ClaimDeliveries leases due deliveries of active subscriptions and returns
 // them with their target and the secret of their version.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error) {
+	return s.ClaimDeliveriesFairly(ctx, now, lease, store.DeliveryClaim{Limit: limit})
+}
+
+// claimScan is the most due deliveries, oldest first, among which one claim
+// chooses; a subscription at its bound is left out before they are counted,
+// so a backlog of one cannot hide the others' due work.
+func claimScan(limit int) int { return max(4*limit, 200) }
+
+// ClaimDeliveriesFairly leases due deliveries in turn across accounts and
+// subscriptions, each subscription within its bound, and returns them with
+// their target and the secret of their version.
+func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) ([]domain.DeliveryJob, error) {
+	if c.Limit <= 0 {
+		return nil, nil
+	}
+	per := c.PerSubscription
+	if per <= 0 {
+		per = c.Limit
+	}
 	n := now.UnixMilli()
 	if due, err := s.anyDue(ctx, `SELECT 1 FROM deliveries WHERE status = '`+domain.DeliveryPending+`'
 		AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`, n); !due || err != nil {
 		return nil, err
 	}
+	var full, partial []string
+	for id, room := range c.Room {
+		if room <= 0 {
+			full = append(full, id)
+		} else {
+			partial = append(partial, id)
+		}
+	}
+	slices.Sort(full)
+	slices.Sort(partial)
 	token := domain.RandomHex(16)
+	var a sqlArgs
+	set := `lease_until = ` + a.add(now.Add(lease).UnixMilli()) + `, lease_token = ` + a.add(token)
+	due := func(prefix string) string {
+		return prefix + `status = ` + a.add(domain.DeliveryPending) + ` AND ` + prefix + `next_attempt_at <= ` + a.add(n) +
+			` AND (` + prefix + `lease_until IS NULL OR ` + prefix + `lease_until <= ` + a.add(n) + `)`
+	}
+	inner := due("d.") + ` AND w.is_active = ` + a.add(true)
+	if len(full) > 0 {
+		inner += ` AND d.webhook_id NOT IN (` + a.list(anySlice(full)...) + `)`
+	}
+	scan := a.add(claimScan(c.Limit))
+	capExpr := `CAST(` + a.add(per) + ` AS BIGINT)`
+	if len(partial) > 0 {
+		var b strings.Builder
+		b.WriteString(`CASE r.webhook_id`)
+		for _, id := range partial {
+			b.WriteString(` WHEN ` + a.add(id) + ` THEN CAST(` + a.add(c.Room[id]) + ` AS BIGINT)`)
+		}
+		b.WriteString(` ELSE ` + capExpr + ` END`)
+		capExpr = b.String()
+	}
+	limit := a.add(c.Limit)
+	// The innermost select takes the oldest due deliveries of the
+	// subscriptions below their bound (skipping rows another claimer has
+	// locked); the next ranks them within their subscription, keeping no
+	// more than its bound allows; the outer one ranks the rest within
+	// their account, by that rank, so that a claim takes each account's
+	// first delivery, then each account's second, and so on.
+	query := `UPDATE deliveries SET ` + set + ` WHERE id IN (
+		SELECT f.id FROM (
+			SELECT r.id, r.next_attempt_at,
+				ROW_NUMBER() OVER (PARTITION BY r.account_id ORDER BY r.sub_rank, r.next_attempt_at, r.id) AS account_rank
+			FROM (
+				SELECT c.id, c.webhook_id, c.account_id, c.next_attempt_at,
+					ROW_NUMBER() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at, c.id) AS sub_rank
+				FROM (
+					SELECT d.id, d.webhook_id, d.account_id, d.next_attempt_at
+					FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+					WHERE ` + inner + `
+					ORDER BY d.next_attempt_at LIMIT ` + scan + s.dialect.ClaimDeliveryRows + `
+				) c
+			) r WHERE r.sub_rank <= ` + capExpr + `
+		) f ORDER BY f.account_rank, f.next_attempt_at, f.id LIMIT ` + limit + `
+	) AND ` + due("")
 	var jobs []domain.DeliveryJob
 	err := s.inTx(ctx, func(q querier) error {
-		res, err := q.exec(ctx, `UPDATE deliveries SET lease_until = $1, lease_token = $2
-			WHERE id IN (SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-				WHERE d.status = $3 AND d.next_attempt_at <= $4 AND (d.lease_until IS NULL OR d.lease_until <= $5) AND w.is_active = $6
-				ORDER BY d.next_attempt_at LIMIT $7`+s.dialect.ClaimDeliveryRows+`)
-			AND status = $8 AND next_attempt_at <= $9 AND (lease_until IS NULL OR lease_until <= $10)`,
-			now.Add(lease).UnixMilli(), token, domain.DeliveryPending, n, n, true, limit, domain.DeliveryPending, n, n)
+		res, err := q.exec(ctx, query, a...)
 		if err != nil {
 			return err
 		}
 		if claimed, _ := res.RowsAffected(); claimed == 0 {
 			return nil
 		}
-		// A version older than the current one is signed with its retired
-		// secret, which is kept while a pending delivery needs it.
-		rows, err := q.query(ctx, `SELECT `+deliveryColumns+`, d.body, w.target_url,
-				COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret)
-			FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-			LEFT JOIN webhook_secrets ws ON ws.webhook_id = d.webhook_id AND ws.version = d.secret_version
-			WHERE d.lease_token = $1 ORDER BY d.next_attempt_at, d.id`, token)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			job := domain.DeliveryJob{LeaseToken: token}
-			var body string
-			d, err := scanDelivery(rows, &body, &job.TargetURL, &job.Secret)
-			if err != nil {
-				return err
-			}
-			d.Body = []byte(body)
-			job.Delivery = *d
-			jobs = append(jobs, job)
-		}
-		return rows.Err()
+		jobs, err = leasedJobs(ctx, q, token)
+		return err
 	})
 	return jobs, err
 }
 
+// leasedJobs reads the deliveries a claim leased under token. A version
+// older than the current one is signed with its retired secret, which is
+// kept while a pending delivery needs it.
+func leasedJobs(ctx context.Context, q querier, token string) ([]domain.DeliveryJob, error) {
+	rows, err := q.query(ctx, `SELECT `+deliveryColumns+`, d.body, w.target_url,
+			COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret)
+		FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		LEFT JOIN webhook_secrets ws ON ws.webhook_id = d.webhook_id AND ws.version = d.secret_version
+		WHERE d.lease_token = $1 ORDER BY d.next_attempt_at, d.id`, token)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var jobs []domain.DeliveryJob
+	for rows.Next() {
+		job := domain.DeliveryJob{LeaseToken: token}
+		var body string
+		d, err := scanDelivery(rows, &body, &job.TargetURL, &job.Secret)
+		if err != nil {
+			return nil, err
+		}
+		d.Body = []byte(body)
+		job.Delivery = *d
+		jobs = append(jobs, job)
+	}
+	return jobs, rows.Err()
+}
+
+func anySlice[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
 // FinishAttempt records an attempt and what it means for the delivery and
-// its subscription. The subscription row is locked before the delivery row,
-// the order every transaction that touches both follows.
+// its subscription.
 func (s *Store) FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error {
+	return s.FinishAttempts(ctx, []store.FinishedAttempt{{Job: job, Result: r}})
+}
+
+// subState is what a batch of finished attempts knows of a locked
+// subscription.
+type subState struct {
+	// clear: no failure streak and no last_error, so a success changes
+	// nothing.
+	clear bool
+	// finished: a delivery of it finished, so its unused retired secrets
+	// are dropped at the end.
+	finished bool
+}
+
+// deliveryState is a locked delivery as a batch of finished attempts
+// found it, kept up to date as the batch records its attempts.
+type deliveryState struct {
+	token, status string
+	attempts      int
+	lastErr       sql.NullString
+}
+
+// finishChunk bounds the rows of one multi-row statement of a batch.
+const finishChunk = 100
+
+// FinishAttempts records attempts in one transaction. The subscription rows
+// are locked before the delivery rows, each in id order, the order every
+// transaction that touches both follows.
+func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt) error {
+	if len(done) == 0 {
+		return nil
+	}
+	var subIDs, ids []any
+	seenSub, seenID := map[string]bool{}, map[string]bool{}
+	for _, f := range done {
+		if !seenSub[f.Job.WebhookID] {
+			seenSub[f.Job.WebhookID] = true
+			subIDs = append(subIDs, f.Job.WebhookID)
+		}
+		if !seenID[f.Job.ID] {
+			seenID[f.Job.ID] = true
+			ids = append(ids, f.Job.ID)
+		}
+	}
+	byString := func(a, b any) int { return strings.Compare(a.(string), b.(string)) }
+	slices.SortFunc(subIDs, byString)
+	slices.SortFunc(ids, byString)
 	return s.inTx(ctx, func(q querier) error {
-		if _, err := lockWebhook(ctx, q, job.AccountID, job.WebhookID); errors.Is(err, domain.ErrNotFound) {
-			return nil // deleted while the attempt ran
-		} else if err != nil {
-			return err
-		}
-		var status string
-		var attempts int
-		var prevErr sql.NullString
-		err := q.queryRow(ctx, `SELECT status, attempts, last_error FROM deliveries WHERE id = $1 AND lease_token = $2`+s.dialect.LockRows,
-			job.ID, job.LeaseToken).Scan(&status, &attempts, &prevErr)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // the lease passed to another worker
-		}
+		subs, err := lockSubscriptions(ctx, q, subIDs)
 		if err != nil {
 			return err
 		}
-		at := r.Attempt.AttemptedAt
-		newStatus, next, lastErr := r.Status, r.NextAttemptAt, r.Error
-		// Cancelled while in flight: the attempt is recorded, but only a
-		// success changes the delivery, and the subscription is left alone.
-		cancelled := status != domain.DeliveryPending
-		if cancelled && r.Status != domain.DeliverySucceeded {
-			newStatus, next, lastErr = status, nil, strPtr(prevErr)
-		}
-		if _, err := q.exec(ctx, `UPDATE deliveries SET status = $1, attempts = $2, last_status_code = $3, last_error = $4,
-			next_attempt_at = $5, lease_until = NULL, lease_token = NULL WHERE id = $6`,
-			newStatus, attempts+1, nullInt(r.Attempt.StatusCode), nullStr(lastErr), nullMillis(next), job.ID); err != nil {
+		deliveries, err := lockDeliveries(ctx, q, ids)
+		if err != nil {
 			return err
 		}
-		if _, err := q.exec(ctx, `INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms)
-			VALUES ($1, $2, $3, $4, $5, $6)`, job.ID, attempts+1, at.UnixMilli(), nullInt(r.Attempt.StatusCode),
-			nullStr(r.Attempt.Error), r.Attempt.DurationMS); err != nil {
+		var attemptRows [][]any
+		updates := &deliveryUpdates{}
+		for i, f := range done {
+			job, r := f.Job, f.Result
+			sub := subs[job.WebhookID]
+			d := deliveries[job.ID]
+			if sub == nil || d == nil || d.token != job.LeaseToken {
+				continue // deleted while the attempt ran, or the lease passed to another worker
+			}
+			newStatus, next, lastErr := r.Status, r.NextAttemptAt, r.Error
+			// Cancelled while in flight: the attempt is recorded, but only a
+			// success changes the delivery, and the subscription is left alone.
+			cancelled := d.status != domain.DeliveryPending
+			if cancelled && r.Status != domain.DeliverySucceeded {
+				newStatus, next, lastErr = d.status, nil, strPtr(d.lastErr)
+			}
+			d.attempts++
+			updates.add(job.ID, deliveryUpdate{status: newStatus, code: nullInt(r.Attempt.StatusCode), lastErr: nullStr(lastErr), next: nullMillis(next)})
+			d.status, d.token, d.lastErr = newStatus, "", toNullString(lastErr)
+			attemptRows = append(attemptRows, []any{job.ID, d.attempts, r.Attempt.AttemptedAt.UnixMilli(),
+				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS})
+			if !cancelled {
+				if r.Status == domain.DeliveryFailed {
+					// A failure may cancel the subscription's pending
+					// deliveries, which must see the updates so far.
+					if err := updates.flush(ctx, q); err != nil {
+						return err
+					}
+				}
+				cancelledOthers, err := applyToWebhook(ctx, q, job, r, sub)
+				if err != nil {
+					return err
+				}
+				if cancelledOthers {
+					// The later attempts of this batch see what cancelling did.
+					for _, g := range done[i+1:] {
+						if g.Job.WebhookID != job.WebhookID || g.Job.ID == job.ID {
+							continue
+						}
+						if o := deliveries[g.Job.ID]; o != nil {
+							if err := q.queryRow(ctx, `SELECT status, last_error FROM deliveries WHERE id = $1`, g.Job.ID).
+								Scan(&o.status, &o.lastErr); err != nil {
+								return err
+							}
+						}
+					}
+				}
+			}
+			if newStatus != domain.DeliveryPending {
+				sub.finished = true
+			}
+		}
+		if err := updates.flush(ctx, q); err != nil {
 			return err
 		}
-		if !cancelled {
-			if err := applyToWebhook(ctx, q, job, r); err != nil {
+		for chunk := range slices.Chunk(attemptRows, finishChunk) {
+			if err := insertAttempts(ctx, q, chunk); err != nil {
 				return err
 			}
 		}
-		if newStatus != domain.DeliveryPending {
-			return dropUnusedSecrets(ctx, q, job.WebhookID)
+		for _, id := range subIDs {
+			if sub := subs[id.(string)]; sub != nil && sub.finished {
+				if err := dropUnusedSecrets(ctx, q, id.(string)); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
 }
 
+// deliveryUpdate is what an attempt's record sets on its delivery (each
+// value as bound: nil for NULL); attempts goes up by one.
+type deliveryUpdate struct {
+	status              string
+	code, lastErr, next any
+}
+
+// deliveryUpdates collects the updates of a batch so that the deliveries
+// set alike (every success with the same status code, for one) are set by
+// one statement.
+type deliveryUpdates struct {
+	order []deliveryUpdate
+	ids   map[deliveryUpdate][]any
+}
+
+func (u *deliveryUpdates) add(id string, v deliveryUpdate) {
+	if u.ids == nil {
+		u.ids = map[deliveryUpdate][]any{}
+	}
+	if _, ok := u.ids[v]; !ok {
+		u.order = append(u.order, v)
+	}
+	u.ids[v] = append(u.ids[v], id)
+}
+
+func (u *deliveryUpdates) flush(ctx context.Context, q querier) error {
+	for _, v := range u.order {
+		for chunk := range slices.Chunk(u.ids[v], finishChunk) {
+			var a sqlArgs
+			set := `status = ` + a.add(v.status) + `, attempts = attempts + 1, last_status_code = ` + a.add(v.code) +
+				`, last_error = ` + a.add(v.lastErr) + `, next_attempt_at = ` + a.add(v.next) + `, lease_until = NULL, lease_token = NULL`
+			if _, err := q.exec(ctx, `UPDATE deliveries SET `+set+` WHERE id IN (`+a.list(chunk...)+`)`, a...); err != nil {
+				return err
+			}
+		}
+	}
+	u.order, u.ids = nil, nil
+	return nil
+}
+
+// lockSubscriptions reads and locks the subscriptions of ids (sorted).
+func lockSubscriptions(ctx context.Context, q querier, ids []any) (map[string]*subState, error) {
+	out := map[string]*subState{}
+	for chunk := range slices.Chunk(ids, finishChunk) {
+		var a sqlArgs
+		rows, err := q.query(ctx, `SELECT id, streak_failures, last_error IS NULL FROM webhooks WHERE id IN (`+
+			a.list(chunk...)+`) ORDER BY id`+q.s.dialect.LockRows, a...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			var failures int
+			var noErr bool
+			if err := rows.Scan(&id, &failures, &noErr); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = &subState{clear: failures == 0 && noErr}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// lockDeliveries reads and locks the deliveries of ids (sorted).
+func lockDeliveries(ctx context.Context, q querier, ids []any) (map[string]*deliveryState, error) {
+	out := map[string]*deliveryState{}
+	for chunk := range slices.Chunk(ids, finishChunk) {
+		var a sqlArgs
+		rows, err := q.query(ctx, `SELECT id, lease_token, status, attempts, last_error FROM deliveries WHERE id IN (`+
+			a.list(chunk...)+`) ORDER BY id`+q.s.dialect.LockRows, a...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			var token sql.NullString
+			d := &deliveryState{}
+			if err := rows.Scan(&id, &token, &d.status, &d.attempts, &d.lastErr); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			d.token = token.String
+			out[id] = d
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func insertAttempts(ctx context.Context, q querier, rows [][]any) error {
+	var a sqlArgs
+	var b strings.Builder
+	b.WriteString(`INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms) VALUES `)
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(" + a.list(r...) + ")")
+	}
+	_, err := q.exec(ctx, b.String(), a...)
+	return err
+}
+
+func toNullString(s *string) sql.NullString {
+	if s == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: *s, Valid: true}
+}
+
 // applyToWebhook carries an attempt's outcome to the subscription: a
 // success ends the failure streak, a failed delivery extends it and may
-// deactivate the subscription, 410 retires it.
-func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r store.AttemptResult) error {
+// deactivate the subscription, 410 retires it. It reports whether it
+// cancelled the subscription's other pending deliveries.
+func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r store.AttemptResult, sub *subState) (bool, error) {
 	at := r.Attempt.AttemptedAt.UnixMilli()
 	switch {
 	case r.Status == domain.DeliverySucceeded:
+		if sub.clear {
+			return false, nil
+		}
+		sub.clear = true
 		_, err := q.exec(ctx, `UPDATE webhooks SET streak_started_at = NULL, streak_failures = 0, last_error = NULL
 			WHERE id = $1 AND (streak_failures <> 0 OR last_error IS NOT NULL)`, job.WebhookID)
-		return err
+		return false, err
 	case r.Gone:
+		sub.clear = false
 		if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = $1, disabled_reason = $2, last_error = $3, updated_at = $4
 			WHERE id = $5`, false, domain.DisabledGone, nullStr(r.Error), at, job.WebhookID); err != nil {
-			return err
+			return false, err
 		}
-		return cancelPending(ctx, q, job.WebhookID, job.ID, cancelGone)
+		return true, cancelPending(ctx, q, job.WebhookID, job.ID, cancelGone)
 	case r.Status == domain.DeliveryPending:
+		sub.clear = false
 		_, err := q.exec(ctx, `UPDATE webhooks SET last_error = $1 WHERE id = $2`, nullStr(r.Error), job.WebhookID)
-		return err
+		return false, err
 	}
+	sub.clear = false
 	var start int64
 	var failures int
 	if err := q.queryRow(ctx, `UPDATE webhooks SET last_error = $1, streak_started_at = COALESCE(streak_started_at, $2),
 		streak_failures = streak_failures + 1 WHERE id = $3 RETURNING streak_started_at, streak_failures`,
 		nullStr(r.Error), at, job.WebhookID).Scan(&start, &failures); err != nil {
-		return err
+		return false, err
 	}
 	if r.Deactivate == nil || !r.Deactivate(domain.FromMillis(start), failures) {
-		return nil
+		return false, nil
 	}
 	if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = $1, disabled_reason = $2, updated_at = $3 WHERE id = $4`,
 		false, domain.DisabledFailures, at, job.WebhookID); err != nil {
-		return err
+		return false, err
 	}
-	return cancelPending(ctx, q, job.WebhookID, job.ID, cancelFailures)
+	return true, cancelPending(ctx, q, job.WebhookID, job.ID, cancelFailures)
 }
 
 // nullInt turns an optional int into a nullable value.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -80,14 +83,11 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 		if build == nil {
 			return nil
 		}
-		// FOR SHARE holds off a rotation until these deliveries exist, so the
-		// rotation sees them when it decides whether the old secret is needed.
-		active, err := queryAll(ctx, q, byValue(scanWebhook), `SELECT `+webhookColumns+` FROM webhooks
-			WHERE account_id = $1 AND is_active = $2 ORDER BY created_at, id`+s.dialect.ShareRows, b.AccountID, true)
+		active, err := activeSubscriptions(ctx, q, []string{b.AccountID})
 		if err != nil {
 			return err
 		}
-		deliveries, err := build(active)
+		deliveries, err := build(active[b.AccountID])
 		if err != nil {
 			return err
 		}
@@ -102,6 +102,127 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 		return false, err
 	}
 	return closed, nil
+}
+
+// CloseBursts closes many claimed bursts in one transaction, each as
+// CloseBurst does. The bursts are locked in person order, then the
+// subscriptions of their accounts in id order (FOR SHARE, as CloseBurst).
+func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) ([]bool, error) {
+	order := make([]int, len(bursts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(bursts[a].PersonID, bursts[b].PersonID) })
+	var closed []bool
+	err := s.inTx(ctx, func(q querier) error {
+		closed = make([]bool, len(bursts))
+		var deliver []int
+		accounts := map[string]bool{}
+		for _, i := range order {
+			b := bursts[i]
+			cur, err := lockBurst(ctx, q, b.PersonID, b.LeaseToken)
+			if err != nil {
+				return err
+			}
+			if cur == nil {
+				continue // the lease ran out and another worker holds the burst
+			}
+			decision := service.CloseBurst(*cur, b.DueAt)
+			switch {
+			case !decision.Deliver:
+				_, err = q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
+					b.PersonID, b.LeaseToken)
+				if err != nil {
+					return err
+				}
+				continue
+			case decision.Next != nil:
+				next := decision.Next
+				_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4,
+					next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL WHERE person_id = $5`,
+					next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(), b.PersonID)
+			default:
+				_, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1`, b.PersonID)
+			}
+			if err != nil {
+				return err
+			}
+			closed[i] = true
+			deliver = append(deliver, i)
+			accounts[b.AccountID] = true
+		}
+		if build == nil || len(deliver) == 0 {
+			return nil
+		}
+		active, err := activeSubscriptions(ctx, q, slices.Sorted(maps.Keys(accounts)))
+		if err != nil {
+			return err
+		}
+		var rows []domain.Delivery
+		for _, i := range deliver {
+			ds, err := build(bursts[i], active[bursts[i].AccountID])
+			if err != nil {
+				return err
+			}
+			rows = append(rows, ds...)
+		}
+		for chunk := range slices.Chunk(rows, finishChunk) {
+			if err := insertDeliveries(ctx, q, chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return closed, nil
+}
+
+// activeSubscriptions reads the active subscriptions of the accounts
+// (sorted), FOR SHARE in id order, and returns them by account, each
+// account's oldest first. FOR SHARE holds off a rotation until the
+// deliveries made from them exist, so the rotation sees them when it
+// decides whether the old secret is needed.
+func activeSubscriptions(ctx context.Context, q querier, accounts []string) (map[string][]domain.Webhook, error) {
+	out := map[string][]domain.Webhook{}
+	for chunk := range slices.Chunk(accounts, finishChunk) {
+		var a sqlArgs
+		where := `account_id IN (` + a.list(anySlice(chunk)...) + `) AND is_active = ` + a.add(true)
+		ws, err := queryAll(ctx, q, byValue(scanWebhook), `SELECT `+webhookColumns+` FROM webhooks WHERE `+where+
+			` ORDER BY id`+q.s.dialect.ShareRows, a...)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			out[w.AccountID] = append(out[w.AccountID], w)
+		}
+	}
+	for _, ws := range out {
+		slices.SortFunc(ws, func(a, b domain.Webhook) int {
+			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+	}
+	return out, nil
+}
+
+func insertDeliveries(ctx context.Context, q querier, ds []domain.Delivery) error {
+	var a sqlArgs
+	var b strings.Builder
+	b.WriteString(`INSERT INTO deliveries (id, account_id, webhook_id, event, person_id, body, secret_version,
+		status, attempts, round_start, next_attempt_at, created_at) VALUES `)
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(" + a.list(d.ID, d.AccountID, d.WebhookID, d.Event, d.PersonID, string(d.Body), d.SecretVersion,
+			d.Status, 0, 0, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli()) + ")")
+	}
+	_, err := q.exec(ctx, b.String(), a...)
+	return err
 }
 
 func insertDelivery(ctx context.Context, q querier, d domain.Delivery) error {

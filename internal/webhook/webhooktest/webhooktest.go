@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -31,6 +32,10 @@ type Receiver struct {
 	mu       sync.Mutex
 	requests []Request
 	respond  func(n int, r *http.Request) int
+	// inFlight and maxInFlight count requests being answered.
+	inFlight, maxInFlight int
+	// got is closed and replaced at every request.
+	got chan struct{}
 }
 
 // FollowedPath is where a receiver's redirects point.
@@ -50,7 +55,18 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	rc.requests = append(rc.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	n, respond := len(rc.requests), rc.respond
+	rc.inFlight++
+	rc.maxInFlight = max(rc.maxInFlight, rc.inFlight)
+	if rc.got != nil {
+		close(rc.got)
+		rc.got = nil
+	}
 	rc.mu.Unlock()
+	defer func() {
+		rc.mu.Lock()
+		rc.inFlight--
+		rc.mu.Unlock()
+	}()
 	status := http.StatusNoContent
 	if respond != nil {
 		status = respond(n, r)
@@ -80,6 +96,118 @@ func (rc *Receiver) Requests() []Request {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]Request(nil), rc.requests...)
+}
+
+// MaxInFlight is the most requests the receiver was answering at once.
+func (rc *Receiver) MaxInFlight() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.maxInFlight
+}
+
+// WaitFor waits until the receiver has got n requests, or fails the test
+// after timeout (real time: the worker's HTTP runs in real time).
+func (rc *Receiver) WaitFor(t testing.TB, n int, timeout time.Duration) []Request {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		rc.mu.Lock()
+		if len(rc.requests) >= n {
+			got := append([]Request(nil), rc.requests...)
+			rc.mu.Unlock()
+			return got
+		}
+		if rc.got == nil {
+			rc.got = make(chan struct{})
+		}
+		ch, have := rc.got, len(rc.requests)
+		rc.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("the receiver got %d requests within %s, want %d", have, timeout, n)
+		}
+	}
+}
+
+// BlackHole is a TCP listener that accepts connections and never answers
+// on them: a TLS handshake with it never ends.
+type BlackHole struct {
+	URL string
+
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	got   chan struct{}
+}
+
+// NewBlackHole starts a black hole that the test closes at its end.
+func NewBlackHole(t testing.TB) *BlackHole {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &BlackHole{ln: ln, URL: "https://" + ln.Addr().String() + "/hooks/pds"}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.conns = append(b.conns, c)
+			if b.got != nil {
+				close(b.got)
+				b.got = nil
+			}
+			b.mu.Unlock()
+		}
+	}()
+	t.Cleanup(b.Close)
+	return b
+}
+
+// Conns counts the connections accepted so far.
+func (b *BlackHole) Conns() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.conns)
+}
+
+// WaitFor waits until n connections were accepted.
+func (b *BlackHole) WaitFor(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		if len(b.conns) >= n {
+			b.mu.Unlock()
+			return
+		}
+		if b.got == nil {
+			b.got = make(chan struct{})
+		}
+		ch, have := b.got, len(b.conns)
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("the black hole accepted %d connections within %s, want %d", have, timeout, n)
+		}
+	}
+}
+
+// Close stops listening and drops every connection, so that attempts
+// waiting on it fail at once.
+func (b *BlackHole) Close() {
+	b.ln.Close()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		c.Close()
+	}
 }
 
 // Settings trust the receivers' certificates and allow their loopback

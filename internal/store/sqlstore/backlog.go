@@ -1,0 +1,46 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// backlogBound bounds the rows a metrics scrape counts.
+const backlogBound = 1_000_000
+
+// WebhookBacklog reads, for metrics, the pending deliveries, the oldest due
+// one and the open bursts of every account, each with one bounded statement.
+func (s *Store) WebhookBacklog(ctx context.Context, now time.Time) (store.WebhookBacklog, error) {
+	var b store.WebhookBacklog
+	q := s.reader()
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE status = $1 LIMIT $2) p`,
+		domain.DeliveryPending, backlogBound).Scan(&b.Pending); err != nil {
+		return b, err
+	}
+	var oldest sql.NullInt64
+	if err := q.queryRow(ctx, `SELECT MIN(next_attempt_at) FROM deliveries WHERE status = $1 AND next_attempt_at <= $2`,
+		domain.DeliveryPending, now.UnixMilli()).Scan(&oldest); err != nil {
+		return b, err
+	}
+	b.OldestDue = timePtr(oldest)
+	err := q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM bursts LIMIT $1) b`, backlogBound).Scan(&b.OpenBursts)
+	return b, err
+}
+
+// PoolStats gives the statistics of the store's database pools, by name.
+func (s *Store) PoolStats() map[string]sql.DBStats {
+	out := map[string]sql.DBStats{}
+	if s.r == s.w {
+		out["main"] = s.w.Stats()
+	} else {
+		out["read"], out["write"] = s.r.Stats(), s.w.Stats()
+	}
+	if s.counter != s.w {
+		out["rate_limit"] = s.counter.Stats()
+	}
+	return out
+}

@@ -1,0 +1,325 @@
+package webhook
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// The dispatcher keeps Settings.Concurrency attempt slots busy with due
+// deliveries, no more than Settings.PerSubscription of them for one
+// subscription, and starts the next delivery the moment a slot frees: there
+// is no barrier between claims, so one slow receiver holds only the slots
+// of its own subscription.
+//
+// A claim leases due deliveries into per-subscription queues. So that
+// claims stay few while attempts are many, a subscription may hold more
+// claimed deliveries than it may attempt at once (its depth): twice its
+// bound while its receiver is slow or unknown, so that each queued delivery
+// starts within one attempt's time, well inside its lease; sixteen times
+// its bound while its receiver answers fast. A queued delivery whose lease
+// no longer covers an attempt when its turn comes is not sent (attempt
+// checks leaseCovers) and is claimed again once its lease has run out.
+//
+// Claims choose fairly (store.ClaimDeliveriesFairly: in turn across
+// accounts, then across an account's subscriptions) and queued deliveries
+// start in turn across subscriptions.
+
+// fastAttempt is how quickly a receiver must answer for its subscription
+// to be queued deeply.
+const fastAttempt = time.Second
+
+// Depth factors: claimed deliveries a subscription may hold, in multiples
+// of its bound.
+const (
+	slowDepth = 2
+	fastDepth = 16
+)
+
+type subQueue struct {
+	inflight int
+	queue    []domain.DeliveryJob
+	fast     bool
+	// capped: the last claim gave it all the room it had, so more of its
+	// deliveries may be due.
+	capped bool
+}
+
+type dispatcher struct {
+	w       *Worker
+	claimMu sync.Mutex // one claim at a time
+
+	mu       sync.Mutex
+	subs     map[string]*subQueue
+	order    []string // subscriptions with queued deliveries, served in turn
+	inflight int      // attempts running
+	claimed  int      // claimed and neither recorded nor dropped yet
+	// fresh: due work may have appeared (a tick, a closed burst), so the
+	// next claim runs whatever the hysteresis below says; globalCapped:
+	// the last claim took all it could.
+	fresh, globalCapped bool
+	stopping            bool
+	dropped             int           // attempts not started for want of lease, ever
+	changed             chan struct{} // closed when claimed changes; nil until waited on
+}
+
+func newDispatcher(w *Worker) *dispatcher {
+	return &dispatcher{w: w, subs: map[string]*subQueue{}, fresh: true}
+}
+
+// bound is the most attempts of one subscription in flight.
+func (d *dispatcher) bound() int { return min(d.w.s.PerSubscription, d.w.s.Concurrency) }
+
+// maxClaimed bounds the deliveries one worker holds claimed.
+func (d *dispatcher) maxClaimed() int { return 4 * d.w.s.Concurrency }
+
+func (d *dispatcher) depth(q *subQueue) int {
+	if q.fast {
+		return fastDepth * d.bound()
+	}
+	return slowDepth * d.bound()
+}
+
+func (q *subQueue) held() int { return q.inflight + len(q.queue) }
+
+// mayHaveMore makes the next claim run.
+func (d *dispatcher) mayHaveMore() {
+	d.mu.Lock()
+	d.fresh = true
+	d.mu.Unlock()
+}
+
+// fire wakes whoever waits for claimed to change; the caller holds mu.
+func (d *dispatcher) fire() {
+	if d.changed != nil {
+		close(d.changed)
+		d.changed = nil
+	}
+}
+
+// claim leases due deliveries into the queues and starts what may start.
+// It claims only when that is worth a statement: due work may have
+// appeared, or a subscription (or the worker) that the last claim filled
+// has half its room back.
+func (d *dispatcher) claim(ctx context.Context) (int, error) {
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
+	d.mu.Lock()
+	limit := d.maxClaimed() - d.claimed
+	worth := d.fresh || (d.globalCapped && limit >= d.maxClaimed()/2)
+	room := make(map[string]int, len(d.subs))
+	for id, q := range d.subs {
+		r := d.depth(q) - q.held()
+		if q.capped && r >= d.depth(q)/2 {
+			worth = true
+		}
+		room[id] = r
+	}
+	if !worth || limit <= 0 || d.stopping {
+		d.mu.Unlock()
+		return 0, nil
+	}
+	d.fresh = false
+	d.mu.Unlock()
+
+	jobs, err := d.w.jobs.ClaimDeliveriesFairly(ctx, d.w.clock.Now(), d.w.deliveryLease(), store.DeliveryClaim{
+		Limit: limit, PerSubscription: slowDepth * d.bound(), Room: room,
+	})
+	if err != nil {
+		d.mu.Lock()
+		d.fresh = true // try again at the next turn
+		d.mu.Unlock()
+		return 0, err
+	}
+	got := map[string]int{}
+	d.mu.Lock()
+	for _, job := range jobs {
+		q := d.subs[job.WebhookID]
+		if q == nil {
+			q = &subQueue{}
+			d.subs[job.WebhookID] = q
+		}
+		if len(q.queue) == 0 {
+			d.order = append(d.order, job.WebhookID)
+		}
+		q.queue = append(q.queue, job)
+		got[job.WebhookID]++
+	}
+	d.claimed += len(jobs)
+	d.globalCapped = len(jobs) > 0 && len(jobs) == limit
+	for id, q := range d.subs {
+		r, known := room[id]
+		if !known {
+			r = slowDepth * d.bound()
+		}
+		q.capped = got[id] > 0 && got[id] >= r
+		if q.held() == 0 && !q.fast {
+			delete(d.subs, id) // nothing to remember of it
+		}
+	}
+	if len(jobs) > 0 {
+		d.fire()
+	}
+	d.mu.Unlock()
+	d.startReady()
+	return len(jobs), nil
+}
+
+// startReady starts queued deliveries while slots are free, taking the
+// subscriptions in turn, each within its bound.
+func (d *dispatcher) startReady() {
+	var start []domain.DeliveryJob
+	d.mu.Lock()
+	bound := d.bound()
+	for progress := true; progress && !d.stopping && d.inflight < d.w.s.Concurrency; {
+		progress = false
+		kept := d.order[:0]
+		for _, id := range d.order {
+			q := d.subs[id]
+			if q == nil || len(q.queue) == 0 {
+				continue
+			}
+			if q.inflight < bound && d.inflight < d.w.s.Concurrency {
+				start = append(start, q.queue[0])
+				q.queue[0] = domain.DeliveryJob{}
+				q.queue = q.queue[1:]
+				q.inflight++
+				d.inflight++
+				progress = true
+			}
+			if len(q.queue) > 0 {
+				kept = append(kept, id)
+			}
+		}
+		d.order = kept
+		if len(d.order) > 1 {
+			// The next pass begins with the next subscription.
+			d.order = append(d.order[1:], d.order[0])
+		}
+	}
+	d.mu.Unlock()
+	for _, job := range start {
+		go d.run(job)
+	}
+}
+
+// run makes one attempt; its slot goes to the next queued delivery at
+// once. Attempts outlive a shutdown request: a POST that was sent is
+// recorded.
+func (d *dispatcher) run(job domain.DeliveryJob) {
+	took, started := d.w.attempt(context.Background(), job)
+	d.mu.Lock()
+	q := d.subs[job.WebhookID]
+	q.inflight--
+	d.inflight--
+	if started {
+		q.fast = took < fastAttempt
+	} else {
+		d.claimed--
+		d.dropped++
+		d.fire()
+	}
+	d.mu.Unlock()
+	d.startReady()
+	d.w.signal()
+}
+
+// recorded is told that n finished attempts are written.
+func (d *dispatcher) recorded(n int) {
+	d.mu.Lock()
+	d.claimed -= n
+	d.fire()
+	d.mu.Unlock()
+	d.w.signal()
+}
+
+// waitChange returns a channel closed at the next change of claimed, or
+// nil when nothing is claimed.
+func (d *dispatcher) waitChange() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.claimed == 0 {
+		return nil
+	}
+	if d.changed == nil {
+		d.changed = make(chan struct{})
+	}
+	return d.changed
+}
+
+// runOnce attempts everything due now and returns once every attempt it
+// started is recorded. When an attempt was not started because the clock
+// ran past its lease, it claims no more: the next call takes the delivery
+// again.
+func (d *dispatcher) runOnce(ctx context.Context) error {
+	d.mu.Lock()
+	dropped := d.dropped
+	d.mu.Unlock()
+	for ctx.Err() == nil {
+		d.mu.Lock()
+		late := d.dropped != dropped
+		d.mu.Unlock()
+		if late {
+			break
+		}
+		d.mayHaveMore()
+		n, err := d.claim(ctx)
+		if err != nil {
+			d.idle()
+			return err
+		}
+		// Claim again once an attempt has been recorded (or dropped).
+		ch := d.waitChange()
+		if ch == nil {
+			if n > 0 {
+				continue // all recorded already
+			}
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+	d.dropQueued()
+	d.idle()
+	return nil
+}
+
+// dropQueued forgets the claimed deliveries that have not started; their
+// leases run out and any instance claims them again.
+func (d *dispatcher) dropQueued() {
+	d.mu.Lock()
+	for _, q := range d.subs {
+		d.claimed -= len(q.queue)
+		q.queue = nil
+	}
+	d.order = nil
+	d.fire()
+	d.mu.Unlock()
+}
+
+// idle waits until every claimed delivery is recorded or dropped.
+func (d *dispatcher) idle() {
+	for {
+		ch := d.waitChange()
+		if ch == nil {
+			return
+		}
+		<-ch
+	}
+}
+
+// drain stops starting attempts, drops the queued deliveries (their leases
+// run out and any instance claims them again) and waits for the attempts
+// in flight to be recorded.
+func (d *dispatcher) drain() {
+	d.mu.Lock()
+	d.stopping = true
+	d.mu.Unlock()
+	d.dropQueued()
+	d.idle()
+}
