@@ -193,3 +193,37 @@ func parallelGets(b *testing.B, url, key string) {
 		}
 	})
 }
+
+// BenchmarkUpsertPersonsBatch measures POST /persons/batch through the
+// whole handler: 100 new persons a request, the body pdsbench sends.
+func BenchmarkUpsertPersonsBatch(b *testing.B) {
+	for _, eng := range testenv.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			s, key := benchServer(b, eng)
+			h := s.Handler()
+			n := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				var body strings.Builder
+				body.WriteString(`{"persons":[`)
+				for k := range 100 {
+					if k > 0 {
+						body.WriteByte(',')
+					}
+					n++
+					fmt.Fprintf(&body, `{"external_id":"batch-%d","email":"batch-%d@bench.example","first_name":"First %d","last_name":"Last","phone":"+1555%07d"}`, n, n, n, n)
+				}
+				body.WriteString(`]}`)
+				req := httptest.NewRequest("POST", "/persons/batch", strings.NewReader(body.String()))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "persons/s")
+		})
+	}
+}

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -53,14 +52,15 @@ func (s *Server) exportPersons(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	out := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(out) // one line per value
 	for c, ok := first, true; ok; c, ok = <-chunks {
 		if c.err != nil {
 			s.abortExport(ctx, r, c.err)
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(exportWriteWait))
 		for i := range c.persons {
-			if err := enc.Encode(personview.Compact(&c.persons[i])); err != nil {
+			// Each line is made in the buffer's free space, so that it is
+			// copied only when the buffer is full.
+			if _, err := out.Write(personview.AppendCompactLine(out.AvailableBuffer(), &c.persons[i])); err != nil {
 				s.abortExport(ctx, r, err)
 			}
 		}

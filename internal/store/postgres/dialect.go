@@ -23,6 +23,9 @@ var Dialect = sqlstore.Dialect{
 	ModifyingCTE:        true,
 	MergeJoinTags: `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_seqscan', 'off', true),
 		set_config('max_parallel_workers_per_gather', '0', true)`,
+	JoinsAsWritten: `SELECT set_config('join_collapse_limit', '1', true), set_config('enable_hashjoin', 'off', true),
+		set_config('enable_mergejoin', 'off', true), set_config('enable_seqscan', 'off', true),
+		set_config('enable_bitmapscan', 'off', true)`,
 	RowValueRanges: true,
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},

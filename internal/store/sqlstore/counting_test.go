@@ -237,6 +237,11 @@ type countingStmt struct {
 
 func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	s.statements.Add(1)
+	if strings.HasPrefix(s.query, "SELECT set_config(") {
+		// Planner settings, which the plans of the queries after them
+		// depend on (TestHotQueryPlans).
+		s.recorder.add(s.query, args)
+	}
 	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
 		return e.ExecContext(ctx, args)
 	}

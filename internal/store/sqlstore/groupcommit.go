@@ -21,8 +21,9 @@ import (
 // its statement journal, in memory, to be able to roll back to it. For a
 // caller that writes a few rows that is nothing; for one that fills a commit
 // by itself (a batch of a hundred persons) it is most of the work, so such a
-// caller runs alone (runAlone): in a transaction of its own, without a
-// savepoint, which its error rolls back whole.
+// caller runs alone (runAlone): without a savepoint, in a transaction that
+// only other such callers queued with it share (each one's error rolls it
+// back whole, and each runs again in a transaction of its own).
 
 const (
 	// maxBatchJobs and maxBatchTime bound a batch, so that a caller's
@@ -109,13 +110,17 @@ func (c *committer) loop() {
 	for {
 		if j := c.held; j != nil {
 			c.held = nil
-			c.runAloneJob(j)
+			if j.alone {
+				c.runAloneJobs(j)
+			} else {
+				c.runBatch(j)
+			}
 			continue
 		}
 		select {
 		case j := <-c.jobs:
 			if j.alone {
-				c.runAloneJob(j)
+				c.runAloneJobs(j)
 			} else {
 				c.runBatch(j)
 			}
@@ -219,6 +224,73 @@ func (c *committer) runTx(batch []*txJob, more bool) (ran []*txJob, culprit *txJ
 		}
 	}
 	return batch, nil, tx.Commit()
+}
+
+// maxAloneJobs bounds how many jobs to run alone share one transaction.
+const maxAloneJobs = 8
+
+// runAloneJobs runs first and the other jobs to run alone already queued
+// behind it (up to maxAloneJobs) one after the other in one transaction,
+// without savepoints, and commits it once, so that concurrent batches share
+// the wait for the disk as the group's jobs do. Should any of them fail,
+// the transaction is rolled back whole, and each job runs again in a
+// transaction of its own (runAloneJob): what commits for a job is always
+// its whole work or none of it, as if it had run alone. A job that is not
+// to run alone ends the gathering and runs next.
+func (c *committer) runAloneJobs(first *txJob) {
+	jobs := []*txJob{first}
+gather:
+	for len(jobs) < maxAloneJobs {
+		select {
+		case j := <-c.jobs:
+			if !j.alone {
+				c.held = j
+				break gather
+			}
+			jobs = append(jobs, j)
+		default:
+			break gather
+		}
+	}
+	if len(jobs) == 1 {
+		c.runAloneJob(first)
+		return
+	}
+	live := jobs[:0]
+	for _, j := range jobs {
+		if err := j.ctx.Err(); err != nil {
+			j.done <- err
+		} else {
+			live = append(live, j)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx := context.Background()
+	tx, err := c.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		answer(live, err)
+		return
+	}
+	var misses []string
+	defer func() {
+		for _, q := range misses {
+			_, _ = c.s.stmt(ctx, c.s.w, q)
+		}
+	}()
+	q := querier{s: c.s, db: c.s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	for _, j := range live {
+		if err := callJob(q, j); err != nil {
+			_ = tx.Rollback()
+			for _, j := range live {
+				j.panicked = nil
+				c.runAloneJob(j)
+			}
+			return
+		}
+	}
+	answer(live, tx.Commit())
 }
 
 // runAloneJob runs j in a transaction of its own, without a savepoint,

@@ -217,3 +217,62 @@ func TestGroupCommitAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupCommitAloneTogether runs only transactions that run alone, many
+// at once, so that they share commits (runAloneJobs); some fail by their
+// own error, some by a constraint violation after a first write. Each must
+// keep all of its rows or none, whatever the ones it shared a commit with
+// did.
+func TestGroupCommitAloneTogether(t *testing.T) {
+	t.Parallel()
+	st := groupCommitStore(t)
+	ctx := context.Background()
+	if err := st.InTx(ctx, func(exec func(string, ...any) error) error {
+		return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'taken')`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	errOwn := errors.New("own failure")
+	const writers = 300
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			errs[i] = st.InTxAlone(ctx, func(exec func(string, ...any) error) error {
+				if err := exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'a')`, i); err != nil {
+					return err
+				}
+				switch i % 10 {
+				case 3:
+					return errOwn
+				case 7:
+					return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'again')`)
+				}
+				return exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'b')`, i+1_000_000)
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		want := 2
+		switch i % 10 {
+		case 3:
+			want = 0
+			if !errors.Is(err, errOwn) {
+				t.Fatalf("writer %d: %v, want its own error", i, err)
+			}
+		case 7:
+			want = 0
+			if err == nil {
+				t.Fatalf("writer %d: a duplicate key was accepted", i)
+			}
+		default:
+			if err != nil {
+				t.Fatalf("writer %d: %v", i, err)
+			}
+		}
+		if got := rowsOf(t, st, i); got != want {
+			t.Fatalf("writer %d: %d rows, want %d", i, got, want)
+		}
+	}
+}

@@ -87,8 +87,16 @@ func TestHotQueryPlans(t *testing.T) {
 			if len(queries) == 0 {
 				t.Fatalf("%s: no query recorded", tc.name)
 			}
+			// A read's planner settings (Dialect.MergeJoinTags,
+			// JoinsAsWritten) hold for the statements after them in its
+			// transaction, and so for their plans here.
+			var hints []string
 			for _, q := range queries {
-				plan := explainPriced(t, rs, q.query, q.args)
+				if strings.HasPrefix(q.query, "SELECT set_config(") {
+					hints = append(hints, q.query)
+					continue
+				}
+				plan := explainPriced(t, rs, q.query, q.args, hints...)
 				if os.Getenv("PDS_SHOW_PLANS") != "" {
 					t.Logf("%s:\n%s\n%s", tc.name, q.query, strings.Join(plan, "\n"))
 				}
@@ -202,7 +210,7 @@ func badPlanLine(query string, plan []string) string {
 
 // explainPriced explains query; on PostgreSQL with sequential scans (and
 // for a list, sorts) priced out, on a connection of its own.
-func explainPriced(t *testing.T, rs rawStore, query string, args []any) []string {
+func explainPriced(t *testing.T, rs rawStore, query string, args []any, hints ...string) []string {
 	t.Helper()
 	if rs.Engine() == "sqlite" {
 		return explain(t, rs, query, args)
@@ -219,12 +227,16 @@ func explainPriced(t *testing.T, rs rawStore, query string, args []any) []string
 	if lists, pageSorts := ordersList(query); lists && pageSorts == 0 {
 		settings = append(settings, `SET enable_sort = off`)
 	}
+	// The hints set their values for the transaction only (set_config's
+	// is_local), as in the read that sent them.
+	settings = append([]string{`BEGIN`}, append(settings, hints...)...)
 	for _, set := range settings {
 		if _, err := conn.ExecContext(ctx, set); err != nil {
 			t.Fatal(err)
 		}
 	}
 	defer conn.ExecContext(ctx, `RESET ALL`) //nolint:errcheck // the connection is the test's own
+	defer conn.ExecContext(ctx, `ROLLBACK`)  //nolint:errcheck // the explain changed nothing
 	rows, err := conn.QueryContext(ctx, "EXPLAIN "+query, args...)
 	if err != nil {
 		t.Fatalf("explain %s: %v", query, err)

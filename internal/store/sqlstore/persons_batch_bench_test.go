@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +53,50 @@ func BenchmarkUpsertPersons(b *testing.B) {
 			}
 			b.ReportMetric(float64(statementsRun)/float64(b.N), "statements/op")
 			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "persons/s")
+		})
+	}
+}
+
+// BenchmarkUpsertPersonsConcurrent creates batches of 100 new persons
+// from 4 callers at once, the shape of pdsbench's batch row.
+func BenchmarkUpsertPersonsConcurrent(b *testing.B) {
+	for _, eng := range testenv.Engines {
+		b.Run(eng.Name, func(b *testing.B) {
+			if eng.Name == "postgres" {
+				testenv.PostgresURL(b)
+			}
+			rs := openCounting(b, eng)
+			ctx := context.Background()
+			acc := domain.NewID("acc")
+			if err := rs.CreateAccount(ctx, domain.Account{ID: acc, Name: "bench", CreatedAt: seedEpoch}); err != nil {
+				b.Fatal(err)
+			}
+			text := func(s string) domain.Opt[string] { return domain.Opt[string]{Set: true, Value: s} }
+			w := store.Write{Now: seedEpoch, Window: 5 * time.Minute}
+			var n atomic.Int64
+			b.SetParallelism((4 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					items := make([]domain.PersonUpsert, 100)
+					for i := range items {
+						k := n.Add(1)
+						items[i] = domain.PersonUpsert{ExternalID: text(fmt.Sprintf("b-%d", k)), Email: text(fmt.Sprintf("b-%d@x.test", k)),
+							FirstName: text("First"), LastName: text("Last"), Phone: text("+1555")}
+					}
+					res, err := rs.UpsertPersons(ctx, acc, items, w)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					for _, r := range res {
+						if !r.Created {
+							b.Error("an item was not created")
+							return
+						}
+					}
+				}
+			})
+			b.ReportMetric(float64(n.Load())/b.Elapsed().Seconds(), "persons/s")
 		})
 	}
 }

@@ -63,6 +63,13 @@ type Dialect struct {
 	// fills the table, PostgreSQL would rather hash two sequential scans,
 	// which at a million persons costs several times the merge.
 	MergeJoinTags string
+	// JoinsAsWritten, when set, is run in a read transaction before
+	// statements whose joins are written in the order to walk them, each
+	// table after the first probed by its index once per row (an export's
+	// tags and values: the chunk's persons, then each one's rows). Without
+	// it PostgreSQL, estimating a few hundred persons, would rather hash
+	// every tag row of the account.
+	JoinsAsWritten string
 	// RowValueRanges says the planner reads a row value bound such as
 	// (account_id, id) > ($1, $2) as a range of an index on those columns
 	// (PostgreSQL, which would serve "id > $2" from the primary key alone,
