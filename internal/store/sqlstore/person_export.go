@@ -42,9 +42,16 @@ func (s *Store) ExportPersons(ctx context.Context, accountID string, sel domain.
 func (s *Store) exportRange(args *sqlArgs, account string, sel domain.PersonExport, last string) string {
 	var where string
 	if s.dialect.RowValueRanges {
-		where = `p.account_id = ` + account + ` AND (p.account_id, p.id) > (` + account + `, ` + args.add(sel.After) + `)`
+		// Row values alone bound the range, and between them they hold the
+		// account: the lower bound puts account_id at or past it, the upper
+		// one at or before it. Beside an equality on account_id, PostgreSQL
+		// starts the scan at the account's first person and filters its
+		// way to the bound: 526 ms a chunk, a million persons in.
+		where = `(p.account_id, p.id) > (` + account + `, ` + args.add(sel.After) + `)`
 		if last != "" {
 			where += ` AND (p.account_id, p.id) <= (` + account + `, ` + args.add(last) + `)`
+		} else {
+			where += ` AND p.account_id <= ` + account
 		}
 	} else {
 		where = `p.account_id = ` + account + ` AND p.id > ` + args.add(sel.After)
