@@ -70,11 +70,11 @@ type Dialect struct {
 	// it PostgreSQL, estimating a few hundred persons, would rather hash
 	// every tag row of the account.
 	JoinsAsWritten string
-	// RowValueRanges says the planner reads a row value bound such as
-	// (account_id, id) > ($1, $2) as a range of an index on those columns
-	// (PostgreSQL, which would serve "id > $2" from the primary key alone,
-	// across every account); otherwise the bound is said column by column
-	// (SQLite reads a row value as a filter). See ExportPersons.
+	// RowValueRanges says the planner seeks to a row value bound such as
+	// (account_id, id) > ($1, $2) in an index on those columns when no
+	// equality on account_id stands beside it (PostgreSQL, which would
+	// serve "id > $2" from the primary key, across every account); SQLite
+	// reads a row value as a filter. See exportRange.
 	RowValueRanges bool
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
