@@ -80,11 +80,6 @@ func (s *Store) exportDetails(ctx context.Context, q querier, accountID string, 
 	if len(ps) == 0 {
 		return nil
 	}
-	at := make(map[string]*domain.Person, len(ps))
-	for i := range ps {
-		ps[i].TagIDs, ps[i].TagNames, ps[i].CustomFields = []string{}, []string{}, map[string]string{}
-		at[ps[i].ID] = &ps[i]
-	}
 	var args sqlArgs
 	account := args.add(accountID)
 	persons := s.exportRange(&args, account, sel, ps[len(ps)-1].ID)
@@ -93,49 +88,17 @@ func (s *Store) exportDetails(ctx context.Context, q querier, accountID string, 
 			return err
 		}
 	}
-
 	// The joins are written in the order to walk them: the chunk's persons
 	// in persons_account_id, then each one's rows by primary key (CROSS
 	// JOIN holds SQLite to that order; JoinsAsWritten, PostgreSQL).
-	rows, err := q.query(ctx, `SELECT pt.person_id, t.id, t.name FROM persons p
+	return fillDetails(ctx, q, ps, args,
+		`SELECT pt.person_id, t.id, t.name FROM persons p
 		CROSS JOIN person_tags pt CROSS JOIN tags t
 		WHERE `+persons+` AND pt.person_id = p.id AND pt.account_id = `+account+`
 			AND t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
-		ORDER BY pt.person_id, pt.created_at, t.id`, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var pid, tid, name string
-		if err := rows.Scan(&pid, &tid, &name); err != nil {
-			return err
-		}
-		if p := at[pid]; p != nil {
-			p.TagIDs, p.TagNames = append(p.TagIDs, tid), append(p.TagNames, name)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	rows.Close()
-
-	rows, err = q.query(ctx, `SELECT v.person_id, f.key, v.value FROM persons p
+		ORDER BY pt.person_id, pt.created_at, t.id`,
+		`SELECT v.person_id, f.key, v.value FROM persons p
 		CROSS JOIN person_field_values v CROSS JOIN custom_fields f
 		WHERE `+persons+` AND v.person_id = p.id AND v.account_id = `+account+`
-			AND f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL`, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var pid, key, value string
-		if err := rows.Scan(&pid, &key, &value); err != nil {
-			return err
-		}
-		if p := at[pid]; p != nil {
-			p.CustomFields[key] = value
-		}
-	}
-	return rows.Err()
+			AND f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL`)
 }

@@ -65,20 +65,36 @@ func attachDetails(ctx context.Context, q querier, accountID string, ps []domain
 	if len(ps) == 0 {
 		return nil
 	}
-	at := make(map[string]*domain.Person, len(ps))
 	ids := make([]string, len(ps))
 	for i := range ps {
-		ps[i].TagIDs, ps[i].TagNames, ps[i].CustomFields = []string{}, []string{}, map[string]string{}
-		at[ps[i].ID] = &ps[i]
 		ids[i] = ps[i].ID
 	}
 	var args sqlArgs
 	account, in := args.add(accountID), args.inList(ids)
-
-	rows, err := q.query(ctx, `SELECT pt.person_id, t.id, t.name FROM person_tags pt
+	// CROSS JOIN keeps SQLite driving from the page's ids through the
+	// primary key instead of probing values per field of the account.
+	return fillDetails(ctx, q, ps, args,
+		`SELECT pt.person_id, t.id, t.name FROM person_tags pt
 		JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
 		WHERE pt.account_id = `+account+` AND pt.person_id IN (`+in+`)
-		ORDER BY pt.person_id, pt.created_at, t.id`, args...)
+		ORDER BY pt.person_id, pt.created_at, t.id`,
+		`SELECT v.person_id, f.key, v.value FROM person_field_values v
+		CROSS JOIN custom_fields f
+		WHERE f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL
+			AND v.account_id = `+account+` AND v.person_id IN (`+in+`)`)
+}
+
+// fillDetails gives each of ps the tags and custom field values two queries
+// read: tagsQuery's rows are (person_id, tag id, tag name) in the order the
+// tags are shown, valuesQuery's (person_id, key, value). Rows of persons
+// not in ps are ignored.
+func fillDetails(ctx context.Context, q querier, ps []domain.Person, args []any, tagsQuery, valuesQuery string) error {
+	at := make(map[string]*domain.Person, len(ps))
+	for i := range ps {
+		ps[i].TagIDs, ps[i].TagNames, ps[i].CustomFields = []string{}, []string{}, map[string]string{}
+		at[ps[i].ID] = &ps[i]
+	}
+	rows, err := q.query(ctx, tagsQuery, args...)
 	if err != nil {
 		return err
 	}
@@ -97,12 +113,7 @@ func attachDetails(ctx context.Context, q querier, accountID string, ps []domain
 	}
 	rows.Close()
 
-	// CROSS JOIN keeps SQLite driving from the page's ids through the
-	// primary key instead of probing values per field of the account.
-	rows, err = q.query(ctx, `SELECT v.person_id, f.key, v.value FROM person_field_values v
-		CROSS JOIN custom_fields f
-		WHERE f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL
-			AND v.account_id = `+account+` AND v.person_id IN (`+in+`)`, args...)
+	rows, err = q.query(ctx, valuesQuery, args...)
 	if err != nil {
 		return err
 	}
