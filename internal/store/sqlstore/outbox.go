@@ -58,28 +58,10 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error) {
 	closed := false
 	err := s.inTx(ctx, func(q querier) error {
-		cur, err := lockBurst(ctx, q, b.PersonID, b.LeaseToken)
-		if err != nil || cur == nil {
-			return err // the lease ran out and another worker holds the burst
-		}
-		decision := service.CloseBurst(*cur, b.DueAt)
-		switch {
-		case !decision.Deliver:
-			_, err = q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
-				b.PersonID, b.LeaseToken)
-			return err
-		case decision.Next != nil:
-			next := decision.Next
-			_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4,
-				next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL WHERE person_id = $5`,
-				next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(), b.PersonID)
-		default:
-			_, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1`, b.PersonID)
-		}
-		if err != nil {
+		var err error
+		if closed, err = settleBurst(ctx, q, b); err != nil || !closed {
 			return err
 		}
-		closed = true
 		if build == nil {
 			return nil
 		}
@@ -120,32 +102,12 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 		accounts := map[string]bool{}
 		for _, i := range order {
 			b := bursts[i]
-			cur, err := lockBurst(ctx, q, b.PersonID, b.LeaseToken)
+			ok, err := settleBurst(ctx, q, b)
 			if err != nil {
 				return err
 			}
-			if cur == nil {
-				continue // the lease ran out and another worker holds the burst
-			}
-			decision := service.CloseBurst(*cur, b.DueAt)
-			switch {
-			case !decision.Deliver:
-				_, err = q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
-					b.PersonID, b.LeaseToken)
-				if err != nil {
-					return err
-				}
+			if !ok {
 				continue
-			case decision.Next != nil:
-				next := decision.Next
-				_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4,
-					next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL WHERE person_id = $5`,
-					next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(), b.PersonID)
-			default:
-				_, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1`, b.PersonID)
-			}
-			if err != nil {
-				return err
 			}
 			closed[i] = true
 			deliver = append(deliver, i)
@@ -177,6 +139,33 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 		return nil, err
 	}
 	return closed, nil
+}
+
+// settleBurst decides on a claimed burst as service.CloseBurst does, on its
+// row locked under the claim's lease, and writes the decision: hand it back
+// (a change moved its due time after the claim), open the next burst, or
+// delete it. It reports whether the burst closed into deliveries; false
+// also when the lease ran out and another worker holds the burst.
+func settleBurst(ctx context.Context, q querier, b domain.Burst) (bool, error) {
+	cur, err := lockBurst(ctx, q, b.PersonID, b.LeaseToken)
+	if err != nil || cur == nil {
+		return false, err
+	}
+	decision := service.CloseBurst(*cur, b.DueAt)
+	switch {
+	case !decision.Deliver:
+		_, err = q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
+			b.PersonID, b.LeaseToken)
+		return false, err
+	case decision.Next != nil:
+		next := decision.Next
+		_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4,
+			next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL WHERE person_id = $5`,
+			next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(), b.PersonID)
+	default:
+		_, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1`, b.PersonID)
+	}
+	return err == nil, err
 }
 
 // activeSubscriptions reads the active subscriptions of the accounts
