@@ -51,6 +51,12 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		return nil, err
 	}
 	st.CacheKeys(keys)
+	ckpt, err := startCheckpointer(path)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	st.CloseWith(ckpt)
 	return st, nil
 }
 
@@ -92,6 +98,8 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(ON)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// The checkpointer copies the WAL into the file (checkpoint.go).
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }

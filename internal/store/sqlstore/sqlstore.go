@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +101,8 @@ type Store struct {
 	gc *committer
 	// folder folds timeline deltas into their buckets in the background.
 	folder *folder
+	// closers are the engine's background work, stopped first by Close.
+	closers []io.Closer
 	// getPersonSQL is the dialect's Get Person statement.
 	getPersonSQL string
 	// keys caches keys read by hash, when the engine turned it on (CacheKeys).
@@ -120,6 +123,10 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	s.folder = startFolder(s)
 	return s
 }
+
+// CloseWith has Close stop c (an engine's background work on the
+// database) first.
+func (s *Store) CloseWith(c io.Closer) { s.closers = append(s.closers, c) }
 
 // SetCounterPool gives the rate-limit counts a pool of their own. Losing the
 // last few counts in a crash costs nothing, so on PostgreSQL that pool
@@ -142,12 +149,15 @@ func (s *Store) Ping(ctx context.Context) error {
 // key cache's KeySync, then closes the pools and the prepared statements.
 func (s *Store) Close() error {
 	s.folder.close()
+	var err error
+	for _, c := range s.closers {
+		err = errors.Join(err, c.Close())
+	}
 	if s.gc != nil {
 		s.gc.close()
 	}
-	var err error
 	if s.keys != nil {
-		err = s.keys.sync.Close()
+		err = errors.Join(err, s.keys.sync.Close())
 	}
 	s.stmts.Range(func(_, v any) bool {
 		v.(*sql.Stmt).Close()
