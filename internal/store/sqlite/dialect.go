@@ -11,7 +11,8 @@ var Dialect = sqlstore.Dialect{
 	ShareRows:         "",
 	ClaimRows:         "",
 	ClaimDeliveryRows: "",
-	InsertParams:      256,
+	InsertParams:      1024,
+	BareParams:        true,
 	// SQLite's JSON functions; json_array keeps its JSON subtype only as
 	// the direct argument of the aggregate.
 	TagPairsAgg:    `json_group_array(json_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,

@@ -32,10 +32,14 @@ type Dialect struct {
 	// ClaimDeliveryRows is ClaimRows for the deliveries d of a join.
 	ClaimDeliveryRows string
 	// InsertParams bounds the parameters of one multi-row INSERT of an
-	// import: SQLite binds each parameter after a walk of the statement's
-	// parameter names, so its statements stay short; PostgreSQL pays a
-	// round trip per statement, so its statements are long.
+	// import: PostgreSQL pays a round trip per statement, so its statements
+	// are long.
 	InsertParams int
+	// BareParams writes an import's multi-row INSERTs with anonymous "?"
+	// parameters, a row's shared values repeated in each row: SQLite binds
+	// each named parameter ($1) after a walk of the statement's list of
+	// names, so binding n of them costs n², anonymous ones cost n.
+	BareParams bool
 	// AnalyzeDuringImport refreshes the planner's statistics of persons as
 	// an import grows the table (see analyzePersons).
 	AnalyzeDuringImport bool
