@@ -64,6 +64,8 @@ func TestHotQueryPlans(t *testing.T) {
 			{"window, last page", listPersons(ctx, rs, acc, window, 120)},
 			{"window with two tags", listPersons(ctx, rs, acc, tagged, 1)},
 			{"window with two tags, deep page", listPersons(ctx, rs, acc, tagged, 6)},
+			{"lookup by email", listPersons(ctx, rs, acc, domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P2000@Seed.test"}, 1)},
+			{"lookup by external_id", listPersons(ctx, rs, acc, domain.PersonSelection{Mode: domain.PersonByExternalID, Key: "ext-2000"}, 1)},
 			{"breadcrumbs, page 1", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{}, 1)},
 			{"breadcrumbs, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{}, 150)},
 			{"breadcrumbs by flavor, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{Flavor: &web}, 70)},

@@ -2,19 +2,23 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-// getPersonSQL reads one person with its live tags, in the order they were
-// attached (then by id), and the values of its live Person custom fields,
-// in one statement: two scalar subqueries aggregate them as JSON, each
-// engine with its own aggregate functions (Dialect.TagPairsAgg,
-// Dialect.FieldValuesAgg). A Get Person is then one round trip on
-// PostgreSQL and one read transaction on SQLite.
-func getPersonSQL(d Dialect) string {
+// personWithDetailsSQL reads the person of the account ($1) that cond
+// names (by a unique column equal to $2) with its live tags, in the order
+// they were attached (then by id), and the values of its live Person custom
+// fields, in one statement: two scalar subqueries aggregate them as JSON,
+// each engine with its own aggregate functions (Dialect.TagPairsAgg,
+// Dialect.FieldValuesAgg). A Get Person, or a lookup by email or
+// external_id, is then one round trip on PostgreSQL and one read
+// transaction on SQLite.
+func personWithDetailsSQL(d Dialect, cond string) string {
 	return `SELECT ` + personColumns + `,
 		COALESCE((SELECT ` + d.TagPairsAgg + ` FROM person_tags pt
 			JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
@@ -23,20 +27,38 @@ func getPersonSQL(d Dialect) string {
 			JOIN custom_fields f ON f.id = v.field_id AND f.account_id = v.account_id
 				AND f.collection = 'Person' AND f.archived_at IS NULL
 			WHERE v.person_id = p.id AND v.account_id = p.account_id), '{}')
-		FROM persons p WHERE p.account_id = $1 AND p.id = $2`
+		FROM persons p WHERE p.account_id = $1 AND ` + cond
 }
 
-// readPerson runs getPersonSQL; sql.ErrNoRows when the account holds no
-// such person.
+// personReads are the statements of personWithDetailsSQL a store runs.
+type personReads struct {
+	byID, byExternalID, byEmail string
+}
+
+func newPersonReads(d Dialect) personReads {
+	return personReads{
+		byID:         personWithDetailsSQL(d, `p.id = $2`),
+		byExternalID: personWithDetailsSQL(d, `p.external_id = $2`),
+		byEmail:      personWithDetailsSQL(d, `p.email_norm = $2`),
+	}
+}
+
+// readPerson reads the person with id; sql.ErrNoRows when the account
+// holds no such person.
 func readPerson(ctx context.Context, q querier, accountID, id string) (*domain.Person, error) {
+	return readPersonBy(ctx, q, q.s.personReads.byID, accountID, id)
+}
+
+// readPersonBy runs query, one of personReads, for key.
+func readPersonBy(ctx context.Context, q querier, query, accountID, key string) (*domain.Person, error) {
 	var tags, values []byte
-	p, err := scanPerson(withExtra{q.queryRow(ctx, q.s.getPersonSQL, accountID, id), []any{&tags, &values}})
+	p, err := scanPerson(withExtra{q.queryRow(ctx, query, accountID, key), []any{&tags, &values}})
 	if err != nil {
 		return nil, err
 	}
 	var pairs [][2]string
 	if err := json.Unmarshal(tags, &pairs); err != nil {
-		return nil, fmt.Errorf("person %s: tags %q: %w", id, tags, err)
+		return nil, fmt.Errorf("person %s: tags %q: %w", p.ID, tags, err)
 	}
 	p.TagIDs, p.TagNames = make([]string, len(pairs)), make([]string, len(pairs))
 	for i, pair := range pairs {
@@ -44,9 +66,33 @@ func readPerson(ctx context.Context, q querier, accountID, id string) (*domain.P
 	}
 	p.CustomFields = map[string]string{}
 	if err := json.Unmarshal(values, &p.CustomFields); err != nil {
-		return nil, fmt.Errorf("person %s: custom field values %q: %w", id, values, err)
+		return nil, fmt.Errorf("person %s: custom field values %q: %w", p.ID, values, err)
 	}
 	return &p, nil
+}
+
+// lookupPersons answers List Persons in a lookup mode. Its key is unique
+// in the account (external_id, or email normalised), so the list holds one
+// person or none: one statement reads it, and the total is whether it was
+// found.
+func lookupPersons(ctx context.Context, q querier, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error) {
+	if p.Page < 1 || p.Size < 1 {
+		return nil, 0, fmt.Errorf("list page %d of size %d: both must be at least 1", p.Page, p.Size)
+	}
+	query, key := q.s.personReads.byExternalID, sel.Key
+	if sel.Mode == domain.PersonByEmail {
+		query, key = q.s.personReads.byEmail, domain.NormEmail(sel.Key)
+	}
+	person, err := readPersonBy(ctx, q, query, accountID, key)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return []domain.Person{}, 0, nil
+	case err != nil:
+		return nil, 0, err
+	case p.Offset() > 0:
+		return []domain.Person{}, 1, nil
+	}
+	return []domain.Person{*person}, 1, nil
 }
 
 // withExtra scans a row into the destinations its caller names, then into

@@ -154,6 +154,9 @@ func (a *sqlArgs) inList(ids []string) string {
 
 // ListPersons returns a page of the persons a selection names.
 func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) (out []domain.Person, total int, err error) {
+	if sel.Mode == domain.PersonByExternalID || sel.Mode == domain.PersonByEmail {
+		return lookupPersons(ctx, s.reader(), accountID, sel, p)
+	}
 	err = s.inReadTx(ctx, func(q querier) error {
 		switch {
 		case sel.Mode == domain.PersonWindow && sel.ExternalID == nil && len(sel.TagIDs) == 0:
@@ -223,31 +226,25 @@ func scanID(sc scanner) (string, error) {
 	return id, err
 }
 
-// personFilter builds the WHERE clause of a selection. A window reads by
-// last seen (index persons_last_seen), a lookup resolves one person
-// through the unique external_id or email index.
+// personFilter builds the WHERE clause of a window narrowed by an
+// external_id (lookups go to lookupPersons, plain windows and tag windows
+// to their timelines).
 func personFilter(accountID string, sel domain.PersonSelection) (string, sqlArgs, error) {
 	var args sqlArgs
 	account := args.add(accountID)
 	where := `account_id = ` + account
-	switch sel.Mode {
-	case domain.PersonWindow:
-		where += ` AND last_seen_at >= ` + args.add(ceilMillis(sel.Since))
-		if sel.ExternalID != nil {
-			where += ` AND external_id = ` + args.add(*sel.ExternalID)
-		}
-		// With an external_id the window holds at most one person: each
-		// tag is one probe. An archived or unknown tag is held by nobody.
-		for _, tag := range dedupe(sel.TagIDs) {
-			where += ` AND EXISTS (SELECT 1 FROM person_tags pt JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id
-				AND t.archived_at IS NULL WHERE pt.person_id = persons.id AND pt.tag_id = ` + args.add(tag) + `)`
-		}
-	case domain.PersonByExternalID:
-		where += ` AND external_id = ` + args.add(sel.Key)
-	case domain.PersonByEmail:
-		where += ` AND email_norm = ` + args.add(domain.NormEmail(sel.Key))
-	default:
+	if sel.Mode != domain.PersonWindow {
 		return "", nil, fmt.Errorf("sqlstore: list persons without a mode (%d); service.SelectPersons makes selections", sel.Mode)
+	}
+	where += ` AND last_seen_at >= ` + args.add(ceilMillis(sel.Since))
+	if sel.ExternalID != nil {
+		where += ` AND external_id = ` + args.add(*sel.ExternalID)
+	}
+	// With an external_id the window holds at most one person: each tag is
+	// one probe. An archived or unknown tag is held by nobody.
+	for _, tag := range dedupe(sel.TagIDs) {
+		where += ` AND EXISTS (SELECT 1 FROM person_tags pt JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id
+			AND t.archived_at IS NULL WHERE pt.person_id = persons.id AND pt.tag_id = ` + args.add(tag) + `)`
 	}
 	return where, args, nil
 }

@@ -46,7 +46,7 @@ type Dialect struct {
 	// TagPairsAgg aggregates a person's live tags (pt, t) as a JSON array
 	// of [id, name] pairs ordered by pt.created_at, t.id; FieldValuesAgg
 	// its custom field values (f, v) as a JSON object of key to value. Get
-	// Person reads both in its one statement (see getPersonSQL).
+	// Person reads both in its one statement (see personWithDetailsSQL).
 	TagPairsAgg, FieldValuesAgg string
 	// GroupCommit runs the write transactions of concurrent callers
 	// together, each in a savepoint, under one commit (see committer): for
@@ -107,8 +107,8 @@ type Store struct {
 	folder *folder
 	// closers are the engine's background work, stopped first by Close.
 	closers []io.Closer
-	// getPersonSQL is the dialect's Get Person statement.
-	getPersonSQL string
+	// personReads are the dialect's statements reading one person whole.
+	personReads personReads
 	// keys caches keys read by hash, when the engine turned it on (CacheKeys).
 	keys *keyCache
 }
@@ -120,7 +120,7 @@ type stmtKey struct {
 
 // New builds a Store over the given pools. r and w may be the same pool.
 func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
-	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w, getPersonSQL: getPersonSQL(d)}
+	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w, personReads: newPersonReads(d)}
 	if d.GroupCommit {
 		s.gc = newCommitter(s)
 	}
