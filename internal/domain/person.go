@@ -110,6 +110,11 @@ func (u PersonUpdate) AsUpsert() PersonUpsert {
 	return PersonUpsert{Email: u.Email, FirstName: u.FirstName, LastName: u.LastName, Phone: u.Phone, CustomFields: u.CustomFields}
 }
 
+// Identifiers are the identifiers the upsert gives, the ones it matches on.
+func (u PersonUpsert) Identifiers() Identifiers {
+	return Identifiers{ExternalID: u.ExternalID.Ptr(), Email: u.Email.Ptr(), FID: u.FID.Ptr()}
+}
+
 // MaxPersonText bounds every person text attribute, identifiers included.
 const MaxPersonText = 255
 

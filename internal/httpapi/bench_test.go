@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pds-dev/pds/internal/clock"
@@ -83,26 +84,48 @@ func BenchmarkUpsertPerson(b *testing.B) {
 		b.Run(eng.Name, func(b *testing.B) {
 			s, key := benchServer(b, eng)
 			h := s.Handler()
-			upsert := func(n int, want int) {
+			upsert := func(b *testing.B, n int, want int) bool {
 				req := httptest.NewRequest("POST", "/persons", strings.NewReader(fmt.Sprintf(upsertBody, n, n)))
 				req.Header.Set("Authorization", "Bearer "+key)
 				req.Header.Set("Content-Type", "application/json")
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != want {
-					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+					b.Errorf("status %d: %s", rec.Code, rec.Body)
+					return false
 				}
+				return true
 			}
 			b.Run("created", func(b *testing.B) {
 				n := 0
+				b.ReportAllocs()
 				for b.Loop() {
 					n++
-					upsert(n, http.StatusCreated)
+					if !upsert(b, n, http.StatusCreated) {
+						return
+					}
 				}
+			})
+			// pdsbench's sustained row without the network: 32 requests
+			// at a time, each a new person.
+			var next atomic.Int64
+			next.Store(1 << 40)
+			b.Run("created-32", func(b *testing.B) {
+				b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if !upsert(b, int(next.Add(1)), http.StatusCreated) {
+							return
+						}
+					}
+				})
 			})
 			b.Run("matched", func(b *testing.B) {
 				for b.Loop() {
-					upsert(1, http.StatusOK)
+					if !upsert(b, 1, http.StatusOK) {
+						return
+					}
 				}
 			})
 		})

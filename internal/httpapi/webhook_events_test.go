@@ -155,6 +155,27 @@ func TestPersonEventsEndToEnd(t *testing.T) {
 		if log.Total != 3 || log.Items[0].PersonID != newcomer["person_id"] || log.Items[2].PersonID != p.ID || log.Items[2].Status != "succeeded" {
 			t.Fatalf("delivery log %+v", log)
 		}
+
+		// A new person without custom field values (on PostgreSQL created
+		// in one statement, outbox row included) fires person.created when
+		// its window ends, as any creation.
+		env.Clock.Advance(time.Hour)
+		plain := upsertPerson(env.Env, key, map[string]any{"external_id": "e2", "email": "grace@x.test", "first_name": "Grace"}, 201)
+		env.Clock.Advance(env.window - time.Millisecond)
+		env.run()
+		wantRequests(t, rcBoth, 3)
+		env.Clock.Advance(time.Millisecond)
+		env.run()
+		var made map[string]any
+		if err := json.Unmarshal(wantRequests(t, rcBoth, 4)[3].Body, &made); err != nil {
+			t.Fatalf("creation delivery body: %v", err)
+		}
+		if data := made["data"].(map[string]any); made["event"] != "person.created" || data["id"] != plain.ID ||
+			data["first_name"] != "Grace" || data["email"] != "grace@x.test" || data["upsert_result"] != "created" {
+			t.Fatalf("creation delivery %v", made)
+		}
+		wantRequests(t, rcCreated, 3)
+		wantRequests(t, rcUpdated, 1)
 	})
 }
 

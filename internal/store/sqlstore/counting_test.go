@@ -116,6 +116,23 @@ func countingIsUnique(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+// transactions counts the transactions begun, per database as counters.
+var transactions sync.Map
+
+func transactionsFor(dsn string) *atomic.Int64 {
+	c, _ := transactions.LoadOrStore(databaseOf(dsn), new(atomic.Int64))
+	return c.(*atomic.Int64)
+}
+
+// countRoundTrips runs fn and returns how many statements and transactions
+// (a BEGIN and its end) it ran on this store's database.
+func (rs rawStore) countRoundTrips(fn func()) (statements, transactions int64) {
+	tx := transactionsFor(rs.dsn)
+	before, txBefore := rs.statements.Load(), tx.Load()
+	fn()
+	return rs.statements.Load() - before, tx.Load() - txBefore
+}
+
 // countStatements runs fn and returns how many statements it executed on
 // this store's database.
 func (rs rawStore) countStatements(fn func()) int64 {
@@ -131,11 +148,12 @@ func (d countingDriver) Open(name string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: c, statements: counterFor(name), recorder: recorderFor(name)}, nil
+	return &countingConn{Conn: c, name: name, statements: counterFor(name), recorder: recorderFor(name)}, nil
 }
 
 type countingConn struct {
 	driver.Conn
+	name       string
 	statements *atomic.Int64
 	recorder   *recorder
 }
@@ -208,6 +226,7 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 }
 
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	transactionsFor(c.name).Add(1)
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 
+	"time"
+
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // HoldersQuery is the statement the upsert's identifier lookup runs, for the
@@ -54,4 +58,14 @@ func Cover(from, to int64) [][3]int64 {
 		out = append(out, [3]int64{int64(s.level), s.from, s.to})
 	}
 	return out
+}
+
+// CreateUnlessHeldQuery is the statement of a new person's upsert on an
+// engine with data-modifying WITH clauses, for the plan test.
+func CreateUnlessHeldQuery(accountID string, externalID, email, fID *string) (string, []any) {
+	ids := domain.Identifiers{ExternalID: externalID, Email: email, FID: fID}
+	now := store.Write{Now: time.Now()}
+	id := domain.NewID(domain.PersonIDPrefix)
+	return createUnlessHeldQuery(accountID, ids, newPersonRow(accountID, id, attributes{Identifiers: ids}, now),
+		newBurstRow(accountID, id, service.BurstAfterChange(nil, true, now.Now, time.Minute)))
 }

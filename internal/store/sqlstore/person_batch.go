@@ -53,7 +53,7 @@ func (s *Store) upsertItems(ctx context.Context, q querier, accountID string, it
 	results []store.UpsertResult, isolated bool) error {
 	for i, in := range items {
 		if !isolated {
-			p, created, err := upsertWrite(ctx, q, accountID, in, w)
+			p, created, err := upsertWrite(ctx, q, accountID, in, w, nil)
 			switch {
 			case err == nil:
 				results[i] = store.UpsertResult{Person: p, Created: created}
@@ -82,7 +82,7 @@ func (s *Store) upsertItem(ctx context.Context, q querier, accountID string, in 
 		if _, err := q.exec(ctx, `SAVEPOINT item`); err != nil {
 			return store.UpsertResult{}, err
 		}
-		p, created, err := upsertWrite(ctx, q, accountID, in, w)
+		p, created, err := upsertWrite(ctx, q, accountID, in, w, nil)
 		if err == nil {
 			_, err = q.exec(ctx, `RELEASE item`)
 			return store.UpsertResult{Person: p, Created: created}, err

@@ -195,7 +195,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 	if err := im.flush(); err != nil {
 		return err
 	}
-	id, c, _, err := upsertPerson(im.ctx, im.q, im.accountID, in, im.w)
+	id, c, _, err := upsertPerson(im.ctx, im.q, im.accountID, in, im.w, nil)
 	if err != nil {
 		return fail(err)
 	}

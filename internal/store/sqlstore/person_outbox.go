@@ -43,12 +43,18 @@ func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write
 	return p, c, err
 }
 
-// writeRetrying runs fn in a write transaction, and again, up to
-// writeAttempts in all, while it loses a race on a unique identifier.
+// writeRetrying runs fn in a write transaction, and again while it loses a
+// race on a unique identifier (retryingUnique).
 func (s *Store) writeRetrying(ctx context.Context, fn func(q querier) error) error {
+	return s.retryingUnique(func() error { return s.inTx(ctx, fn) })
+}
+
+// retryingUnique runs write, and again, up to writeAttempts in all, while
+// it loses a race on a unique identifier.
+func (s *Store) retryingUnique(write func() error) error {
 	var err error
 	for attempt := 1; attempt <= writeAttempts; attempt++ {
-		err = s.inTx(ctx, fn)
+		err = write()
 		if err == nil || !s.isUnique(err) {
 			break
 		}
@@ -127,9 +133,8 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 	}
 	next := service.BurstAfterChange(cur, c == createdNew, w.Now, w.Window)
 	if cur == nil {
-		_, err = q.exec(ctx, `INSERT INTO bursts (person_id, account_id, event, opened_at, last_change_at, due_at)
-			VALUES ($1, $2, $3, $4, $5, $6)`,
-			personID, accountID, next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli())
+		_, err = q.exec(ctx, `INSERT INTO bursts (`+newBurstColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+			newBurstRow(accountID, personID, next)...)
 		return err
 	}
 	_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4, next_opened_at = $5, next_due_at = $6
@@ -137,6 +142,14 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 		next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(),
 		nullMillis(next.NextOpenedAt), nullMillis(next.NextDueAt), personID)
 	return err
+}
+
+// newBurstColumns are the columns of a person's first outbox row, in the
+// order of newBurstRow; recordChange and createUnlessHeld share them.
+const newBurstColumns = `person_id, account_id, event, opened_at, last_change_at, due_at`
+
+func newBurstRow(accountID, personID string, b service.Burst) []any {
+	return []any{personID, accountID, b.Event, b.OpenedAt.UnixMilli(), b.LastChangeAt.UnixMilli(), b.DueAt.UnixMilli()}
 }
 
 // lockBurst reads a person's outbox row for a write that decides on it,

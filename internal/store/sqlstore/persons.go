@@ -14,22 +14,38 @@ import (
 )
 
 // UpsertPerson matches or creates a person and applies the supplied fields.
+// Where the engine can, a new person is created in one statement without a
+// transaction of its own (createUnlessHeld); the transaction then only
+// runs when that statement found the identifiers held.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
 	var (
 		p       *domain.Person
 		created bool
 	)
-	err := s.writeRetrying(ctx, func(q querier) (err error) {
-		p, created, err = upsertWrite(ctx, q, accountID, in, w)
-		return err
+	err := s.retryingUnique(func() error {
+		var held *[]service.Holder
+		if s.dialect.ModifyingCTE {
+			made, holders, err := createUnlessHeld(ctx, s.writer(), accountID, in, w)
+			if err != nil || made != nil {
+				p, created = made, made != nil
+				return err
+			}
+			held = holders
+		}
+		return s.inTx(ctx, func(q querier) (err error) {
+			p, created, err = upsertWrite(ctx, q, accountID, in, w, held)
+			return err
+		})
 	})
 	return p, created, err
 }
 
 // upsertWrite is one Upsert Person inside a transaction (UpsertPerson's
 // own, or a batch item's savepoint): the upsert through writePerson, and the
-// person after it.
-func upsertWrite(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
+// person after it. held, when set, are the holders of in's identifiers as
+// read just before the transaction; nil reads them in it.
+func upsertWrite(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
+	held *[]service.Holder) (*domain.Person, bool, error) {
 	// A person this write creates is known whole without reading it back:
 	// the row holds what was written and nothing else.
 	var made *domain.Person
@@ -40,7 +56,7 @@ func upsertWrite(ctx context.Context, q querier, accountID string, in domain.Per
 		return getPerson(ctx, q, accountID, id)
 	}
 	p, c, err := writePerson(ctx, q, accountID, w, load, func(q querier) (string, change, error) {
-		id, c, created, err := upsertPerson(ctx, q, accountID, in, w)
+		id, c, created, err := upsertPerson(ctx, q, accountID, in, w, held)
 		made = created
 		return id, c, err
 	})
@@ -50,15 +66,20 @@ func upsertWrite(ctx context.Context, q querier, accountID string, in domain.Per
 // upsertPerson is the part of UpsertPerson inside its transaction (also run
 // for each line of an import): load what service.UpsertTarget decides on,
 // then create or patch. The caller records the change it reports. A person
-// it creates it also returns, as a read would find it.
-func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write) (string, change, *domain.Person, error) {
+// it creates it also returns, as a read would find it. held is as for
+// upsertWrite: holders read before the transaction are as good as holders
+// read in it, since neither read locks them (see identifierHolders).
+func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
+	held *[]service.Holder) (string, change, *domain.Person, error) {
 	values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
 	if err != nil {
 		return "", 0, nil, err
 	}
-	ids := domain.Identifiers{ExternalID: in.ExternalID.Ptr(), Email: in.Email.Ptr(), FID: in.FID.Ptr()}
-	holders, err := identifierHolders(ctx, q, accountID, ids)
-	if err != nil {
+	ids := in.Identifiers()
+	var holders []service.Holder
+	if held != nil {
+		holders = *held
+	} else if holders, err = identifierHolders(ctx, q, accountID, ids); err != nil {
 		return "", 0, nil, err
 	}
 	target, err := service.UpsertTarget(ids, holders)
@@ -212,6 +233,12 @@ func identifierHolders(ctx context.Context, q querier, accountID string, ids dom
 	if err != nil {
 		return nil, err
 	}
+	return scanHolders(rows)
+}
+
+// scanHolders reads rows of (id, external_id, email_norm, f_id), each
+// holder once, and closes them.
+func scanHolders(rows *sql.Rows) ([]service.Holder, error) {
 	defer rows.Close()
 	var out []service.Holder
 	for rows.Next() {
@@ -263,17 +290,25 @@ type attributes struct {
 }
 
 func insertPerson(ctx context.Context, q querier, accountID, id string, a attributes, w store.Write) error {
+	_, err := q.exec(ctx, `INSERT INTO persons (`+newPersonColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, newPersonRow(accountID, id, a, w)...)
+	return err
+}
+
+// newPersonColumns are the columns a new person is written with, in the
+// order of newPersonRow; insertPerson and createUnlessHeld share them.
+const newPersonColumns = `id, account_id, email, email_norm, external_id, f_id,
+	first_name, last_name, phone, upsert_result, created_at, last_seen_at`
+
+// newPersonRow is a new person's row, stamped created now.
+func newPersonRow(accountID, id string, a attributes, w store.Write) []any {
 	var emailNorm any
 	if a.Email != nil {
 		emailNorm = domain.NormEmail(*a.Email)
 	}
 	now := w.Now.UnixMilli()
-	_, err := q.exec(ctx, `INSERT INTO persons (id, account_id, email, email_norm, external_id, f_id,
-		first_name, last_name, phone, upsert_result, created_at, last_seen_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		id, accountID, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
-		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), domain.UpsertCreated, now, now)
-	return err
+	return []any{id, accountID, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
+		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), upsertResultArgs[domain.UpsertCreated], now, now}
 }
 
 // createdPerson is the person insertPerson and applyCustomValues just

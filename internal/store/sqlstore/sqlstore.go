@@ -54,9 +54,11 @@ type Dialect struct {
 	// they share the wait for the disk. An engine whose writers run in
 	// parallel keeps one transaction per call.
 	GroupCommit bool
-	// ModifyingCTE says a WITH clause may delete rows and hand them to the
-	// statement it heads (PostgreSQL), which lets the timeline fold take
-	// exactly the deltas it counts while writers run alongside.
+	// ModifyingCTE says a WITH clause may insert or delete rows and hand
+	// them to the statement it heads (PostgreSQL), which lets the timeline
+	// fold take exactly the deltas it counts while writers run alongside,
+	// and a new person's upsert look up, insert and enter the outbox in one
+	// statement (createUnlessHeld) where a round trip costs the most.
 	ModifyingCTE bool
 	// MergeIntersect says INTERSECT of inputs read in index order merges
 	// them in one pass (SQLite); otherwise a semi-join leaves the choice
