@@ -30,6 +30,11 @@ import (
 // panic, the transaction is rolled back whole, nothing of it committed, and
 // the batch runs again with a savepoint per caller (runGuarded), as do the
 // next few batches.
+//
+// So a caller's function may run more than once, each run but the last
+// rolled back: it must set what it hands back afresh on every run. One
+// that cannot run twice (an import reading its input as it goes) runs with
+// runOnce, in a transaction shared with no one.
 
 const (
 	// maxBatchJobs and maxBatchTime bound a batch, so that a caller's
@@ -51,6 +56,9 @@ type txJob struct {
 	err      error
 	// alone runs the job in a transaction of its own, without a savepoint.
 	alone bool
+	// once (with alone) keeps the job out of any transaction shared with
+	// another job: fn cannot run a second time.
+	once bool
 }
 
 type committer struct {
@@ -86,6 +94,12 @@ func (c *committer) run(ctx context.Context, fn func(q querier) error) error {
 // comes after that transaction committed (or failed).
 func (c *committer) runAlone(ctx context.Context, fn func(q querier) error) error {
 	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true})
+}
+
+// runOnce is runAlone for an fn that cannot run twice: its transaction is
+// shared with no other job, so only fn's own failure ends it.
+func (c *committer) runOnce(ctx context.Context, fn func(q querier) error) error {
+	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true, once: true})
 }
 
 func (c *committer) submit(j *txJob) error {
@@ -294,14 +308,19 @@ const maxAloneJobs = 8
 // the transaction is rolled back whole, and each job runs again in a
 // transaction of its own (runAloneJob): what commits for a job is always
 // its whole work or none of it, as if it had run alone. A job that is not
-// to run alone ends the gathering and runs next.
+// to run alone, or that must run once (runOnce), ends the gathering and
+// runs next; such a job runs in a transaction of its own.
 func (c *committer) runAloneJobs(first *txJob) {
+	if first.once {
+		c.runAloneJob(first)
+		return
+	}
 	jobs := []*txJob{first}
 gather:
 	for len(jobs) < maxAloneJobs {
 		select {
 		case j := <-c.jobs:
-			if !j.alone {
+			if !j.alone || j.once {
 				c.held = j
 				break gather
 			}

@@ -432,3 +432,46 @@ func TestGroupCommitOptimisticFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupCommitOnce queues functions that must run only once among
+// shared and alone transactions that fail, whose failures make the
+// committer run the others of their transaction again: each of them must
+// run exactly once, and commit.
+func TestGroupCommitOnce(t *testing.T) {
+	t.Parallel()
+	st := groupCommitStore(t)
+	ctx := context.Background()
+	errOwn := errors.New("own failure")
+	const writers = 120
+	runs := make([]atomic.Int32, writers)
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			write := func(exec func(string, ...any) error) error {
+				runs[i].Add(1)
+				if err := exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'a')`, i); err != nil {
+					return err
+				}
+				if i%4 != 0 && i%3 == 0 {
+					return errOwn
+				}
+				return nil
+			}
+			switch i % 4 {
+			case 0:
+				errs[i] = st.InTxOnce(ctx, write)
+			case 1:
+				errs[i] = st.InTxAlone(ctx, write)
+			default:
+				errs[i] = st.InTx(ctx, write)
+			}
+		})
+	}
+	wg.Wait()
+	for i := 0; i < writers; i += 4 {
+		if errs[i] != nil || runs[i].Load() != 1 || rowsOf(t, st, i) != 1 {
+			t.Errorf("writer %d: %v after %d runs, %d rows", i, errs[i], runs[i].Load(), rowsOf(t, st, i))
+		}
+	}
+}

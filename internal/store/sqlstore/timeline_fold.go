@@ -48,6 +48,8 @@ func upsertBuckets(from, where string) string {
 func (s *Store) foldTimelines(ctx context.Context, chunk int) (int, error) {
 	var moved int
 	err := s.inTx(ctx, func(q querier) error {
+		// Reset: the committer may run this function again (see committer).
+		moved = 0
 		var last, n int64
 		err := q.queryRow(ctx, `SELECT COALESCE(MAX(id), 0), COUNT(*) FROM (SELECT id FROM timeline_deltas ORDER BY id LIMIT $1) c`,
 			chunk).Scan(&last, &n)
