@@ -43,6 +43,8 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*domain.Account, err
 func (s *Store) Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (bool, error) {
 	created := false
 	err := s.inTx(ctx, func(q querier) error {
+		// Reset: the committer may run this function again (see committer).
+		created = false
 		var n int
 		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM accounts`).Scan(&n); err != nil {
 			return err

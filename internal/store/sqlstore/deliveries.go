@@ -211,6 +211,8 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 	) AND ` + due("")
 	var jobs []domain.DeliveryJob
 	err := s.inTx(ctx, func(q querier) error {
+		// Reset: the committer may run this function again (see committer).
+		jobs = nil
 		res, err := q.exec(ctx, query, a...)
 		if err != nil {
 			return err

@@ -44,6 +44,16 @@ func (s *Store) InTxAlone(ctx context.Context, fn func(exec func(query string, a
 	})
 }
 
+// InTxOnce is InTx for a function that must run only once (inTxOnce).
+func (s *Store) InTxOnce(ctx context.Context, fn func(exec func(query string, args ...any) error) error) error {
+	return s.inTxOnce(ctx, func(q querier) error {
+		return fn(func(query string, args ...any) error {
+			_, err := q.exec(ctx, query, args...)
+			return err
+		})
+	})
+}
+
 // Reader is the store's read pool.
 func (s *Store) Reader() *sql.DB { return s.r }
 

@@ -18,12 +18,23 @@ import (
 // wait for the disk is shared.
 //
 // A savepoint has a price: SQLite copies every page changed under it into
-// its statement journal, in memory, to be able to roll back to it. For a
-// caller that writes a few rows that is nothing; for one that fills a commit
-// by itself (a batch of a hundred persons) it is most of the work, so such a
-// caller runs alone (runAlone): without a savepoint, in a transaction that
-// only other such callers queued with it share (each one's error rolls it
-// back whole, and each runs again in a transaction of its own).
+// its statement journal, in memory, to be able to roll back to it, and the
+// SAVEPOINT and RELEASE are statements of their own. For a caller that
+// fills a commit by itself (a batch of a hundred persons) it is most of the
+// work, so such a caller runs alone (runAlone): without a savepoint, in a
+// transaction that only other such callers queued with it share (each one's
+// error rolls it back whole, and each runs again in a transaction of its
+// own). For the many small callers of a batch it is about a tenth of the
+// writer's time, and most batches have no caller that fails, so a batch
+// runs first without savepoints (optimistic): should any caller fail, or
+// panic, the transaction is rolled back whole, nothing of it committed, and
+// the batch runs again with a savepoint per caller (runGuarded), as do the
+// next few batches.
+//
+// So a caller's function may run more than once, each run but the last
+// rolled back: it must set what it hands back afresh on every run. One
+// that cannot run twice (an import reading its input as it goes) runs with
+// runOnce, in a transaction shared with no one.
 
 const (
 	// maxBatchJobs and maxBatchTime bound a batch, so that a caller's
@@ -45,6 +56,9 @@ type txJob struct {
 	err      error
 	// alone runs the job in a transaction of its own, without a savepoint.
 	alone bool
+	// once (with alone) keeps the job out of any transaction shared with
+	// another job: fn cannot run a second time.
+	once bool
 }
 
 type committer struct {
@@ -57,6 +71,9 @@ type committer struct {
 	// held is a job to run alone that a batch took from the queue while
 	// gathering jobs; it runs next.
 	held *txJob
+	// guarded counts the batches still to run with savepoints from the
+	// start (see runBatch).
+	guarded int
 }
 
 func newCommitter(s *Store) *committer {
@@ -77,6 +94,12 @@ func (c *committer) run(ctx context.Context, fn func(q querier) error) error {
 // comes after that transaction committed (or failed).
 func (c *committer) runAlone(ctx context.Context, fn func(q querier) error) error {
 	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true})
+}
+
+// runOnce is runAlone for an fn that cannot run twice: its transaction is
+// shared with no other job, so only fn's own failure ends it.
+func (c *committer) runOnce(ctx context.Context, fn func(q querier) error) error {
+	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true, once: true})
 }
 
 func (c *committer) submit(j *txJob) error {
@@ -139,16 +162,57 @@ func (c *committer) loop() {
 
 // runBatch runs first and whatever else is queued, without waiting for
 // more, in one transaction, commits it and answers each job.
+//
+// The batch runs first without savepoints (optimistic): a job that fails
+// rolls the whole transaction back, nothing of it committed, and the batch
+// runs again with a savepoint per job (runGuarded), where each job's error
+// undoes only its own work. After such a failure the next batches run with
+// savepoints from the start, since a load that refuses some of its writes
+// would otherwise pay for most of its batches twice.
 func (c *committer) runBatch(first *txJob) {
 	batch := append(c.batch[:0], first)
 	defer func() {
 		clear(batch)
 		c.batch = batch[:0]
 	}()
-	batch, culprit, err := c.runTx(batch, true)
-	if culprit == nil {
+	if c.guarded > 0 {
+		c.guarded--
+		batch = c.runGuarded(batch, true)
+		return
+	}
+	batch, failed, err := c.runTx(batch, true, false)
+	if failed == nil {
 		answer(batch, err)
 		return
+	}
+	c.guarded = guardedBatches
+	// A job that panicked is answered with its panic now rather than run
+	// again: what it wrote is rolled back with the rest.
+	again := batch[:0:0]
+	for _, j := range batch {
+		if j.panicked != nil {
+			j.done <- j.err
+		} else {
+			again = append(again, j)
+		}
+	}
+	if len(again) > 0 {
+		c.runGuarded(again, false)
+	}
+}
+
+// guardedBatches is how many batches run with savepoints from the start
+// after an optimistic batch failed.
+const guardedBatches = 16
+
+// runGuarded runs batch (and, when more is set, whatever else is queued)
+// with a savepoint per job, commits it and answers each job. It returns
+// the jobs it took.
+func (c *committer) runGuarded(batch []*txJob, more bool) []*txJob {
+	batch, culprit, err := c.runTx(batch, more, true)
+	if culprit == nil {
+		answer(batch, err)
+		return batch
 	}
 	// One job broke the transaction, and with it the work of the others,
 	// which is undone and unanswered: run them again, once, without it.
@@ -164,9 +228,10 @@ func (c *committer) runBatch(first *txJob) {
 		}
 	}
 	if len(again) > 0 {
-		again, _, err = c.runTx(again, false)
+		again, _, err = c.runTx(again, false, true)
 		answer(again, err)
 	}
+	return batch
 }
 
 // answer gives each job its own error, or err, the outcome of the
@@ -183,10 +248,13 @@ func answer(batch []*txJob, err error) {
 
 // runTx runs batch, and when more is set whatever else is queued up to the
 // bounds of a batch, in one transaction, and commits it. It returns the jobs
-// it ran and the transaction's error; culprit is the job, if any, after
-// which the transaction was found broken, in which case nothing of it is
-// kept.
-func (c *committer) runTx(batch []*txJob, more bool) (ran []*txJob, culprit *txJob, err error) {
+// it ran and the transaction's error. With savepoints each job runs in one
+// (runJob), and failed is the job, if any, after which the transaction was
+// found broken; without, each job runs bare (runBare), and failed is the
+// first job that returned an error. Either way, when failed is set nothing
+// of the transaction is kept and only failed has run to its end with an
+// answer that counts (j.err); the jobs after it have not run.
+func (c *committer) runTx(batch []*txJob, more, savepoints bool) (ran []*txJob, failed *txJob, err error) {
 	ctx := context.Background()
 	tx, err := c.s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -199,9 +267,13 @@ func (c *committer) runTx(batch []*txJob, more bool) (ran []*txJob, culprit *txJ
 		}
 	}()
 	q := querier{s: c.s, db: c.s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	run := c.runBare
+	if savepoints {
+		run = c.runJob
+	}
 	start := time.Now()
 	for _, j := range batch {
-		if err := c.runJob(q, j); err != nil {
+		if err := run(q, j); err != nil {
 			return batch, j, rollback(tx, err)
 		}
 	}
@@ -219,7 +291,7 @@ func (c *committer) runTx(batch []*txJob, more bool) (ran []*txJob, culprit *txJ
 			break
 		}
 		batch = append(batch, j)
-		if err := c.runJob(q, j); err != nil {
+		if err := run(q, j); err != nil {
 			return batch, j, rollback(tx, err)
 		}
 	}
@@ -236,14 +308,19 @@ const maxAloneJobs = 8
 // the transaction is rolled back whole, and each job runs again in a
 // transaction of its own (runAloneJob): what commits for a job is always
 // its whole work or none of it, as if it had run alone. A job that is not
-// to run alone ends the gathering and runs next.
+// to run alone, or that must run once (runOnce), ends the gathering and
+// runs next; such a job runs in a transaction of its own.
 func (c *committer) runAloneJobs(first *txJob) {
+	if first.once {
+		c.runAloneJob(first)
+		return
+	}
 	jobs := []*txJob{first}
 gather:
 	for len(jobs) < maxAloneJobs {
 		select {
 		case j := <-c.jobs:
-			if !j.alone {
+			if !j.alone || j.once {
 				c.held = j
 				break gather
 			}
@@ -328,6 +405,19 @@ func (c *committer) runAloneJob(j *txJob) {
 func rollback(tx *sql.Tx, err error) error {
 	_ = tx.Rollback()
 	return fmt.Errorf("group commit: %w", err)
+}
+
+// runBare runs j's function with no savepoint around it, for an optimistic
+// batch: its error, or its panic, is returned, and the caller must roll the
+// whole transaction back, since what j wrote before failing cannot be
+// undone alone. A job whose context has ended does not run, writes nothing
+// and does not fail the batch.
+func (c *committer) runBare(q querier, j *txJob) error {
+	if j.err = j.ctx.Err(); j.err != nil {
+		return nil
+	}
+	j.err = callJob(q, j)
+	return j.err
 }
 
 // runJob runs j's function inside a savepoint, keeping its work if it

@@ -276,3 +276,202 @@ func TestGroupCommitAloneTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupCommitOptimisticFailures puts one or two failing writes among
+// many in a single batch, which runs first without savepoints: whatever a
+// failing write did before failing must be absent, its answer its own, and
+// every other write of the batch must commit and be answered nil.
+func TestGroupCommitOptimisticFailures(t *testing.T) {
+	t.Parallel()
+	errOwn := errors.New("own failure")
+	const writers = 24
+	type outcome struct {
+		err      error
+		panicked any
+		ran      bool
+	}
+	// Each failure is run by writer i; cancel ends the context of any
+	// writer.
+	type failure func(i int, exec func(string, ...any) error, cancel func(int)) error
+	ownError := func(int, func(string, ...any) error, func(int)) error { return errOwn }
+	duplicate := func(_ int, exec func(string, ...any) error, _ func(int)) error {
+		return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'again')`)
+	}
+	panics := func(int, func(string, ...any) error, func(int)) error { panic("job panicked") }
+	// Interrupting a statement makes SQLite roll back the whole
+	// transaction, not just the statement.
+	interrupted := func(i int, exec func(string, ...any) error, cancel func(int)) error {
+		time.AfterFunc(5*time.Millisecond, func() { cancel(i) })
+		return exec(`INSERT INTO gc_test (k, v)
+			WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 50000000)
+			SELECT x + 10000000, 'slow' FROM c`)
+	}
+	// cancelsNext ends the context of the writer after it, which is then
+	// queued or taken into the batch: that writer must not run.
+	cancelsNext := func(i int, exec func(string, ...any) error, cancel func(int)) error {
+		cancel(i + 1)
+		return exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'second')`, i+1_000_000)
+	}
+	for _, tc := range []struct {
+		name     string
+		failures map[int]failure
+		check    func(t *testing.T, i int, o outcome)
+	}{
+		{"own error after a write", map[int]failure{7: ownError}, func(t *testing.T, i int, o outcome) {
+			if i == 7 && !errors.Is(o.err, errOwn) {
+				t.Errorf("writer 7: %v, want its own error", o.err)
+			}
+		}},
+		{"constraint violation after a write", map[int]failure{0: duplicate}, func(t *testing.T, i int, o outcome) {
+			if i == 0 && o.err == nil {
+				t.Error("writer 0: the duplicate key was accepted")
+			}
+		}},
+		{"last of the batch fails", map[int]failure{writers - 1: ownError}, func(t *testing.T, i int, o outcome) {
+			if i == writers-1 && !errors.Is(o.err, errOwn) {
+				t.Errorf("writer %d: %v, want its own error", i, o.err)
+			}
+		}},
+		{"panic after a write", map[int]failure{5: panics}, func(t *testing.T, i int, o outcome) {
+			if i == 5 && o.panicked != "job panicked" {
+				t.Errorf("writer 5: panicked with %v, err %v", o.panicked, o.err)
+			}
+		}},
+		{"interrupted, which breaks the transaction", map[int]failure{9: interrupted}, func(t *testing.T, i int, o outcome) {
+			if i == 9 && !errors.Is(o.err, context.Canceled) {
+				t.Errorf("writer 9: %v, want its context's error", o.err)
+			}
+		}},
+		{"context ended in the batch", map[int]failure{3: cancelsNext}, func(t *testing.T, i int, o outcome) {
+			if i == 4 && (!errors.Is(o.err, context.Canceled) || o.ran) {
+				t.Errorf("writer 4: %v (ran %v), want its context's error without running", o.err, o.ran)
+			}
+		}},
+		{"two failures", map[int]failure{2: panics, 11: duplicate}, func(t *testing.T, i int, o outcome) {
+			if i == 2 && o.panicked == nil || i == 11 && o.err == nil {
+				t.Errorf("writer %d: %v, %v", i, o.err, o.panicked)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := groupCommitStore(t)
+			ctx := context.Background()
+			if err := st.InTx(ctx, func(exec func(string, ...any) error) error {
+				return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'taken')`)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ctxs := make([]context.Context, writers)
+			cancels := make([]context.CancelFunc, writers)
+			for i := range ctxs {
+				ctxs[i], cancels[i] = context.WithCancel(ctx)
+				defer cancels[i]()
+			}
+			cancel := func(i int) { cancels[i]() }
+
+			// A write holds the committer while the others queue, so that
+			// they are taken together into the next batch.
+			started, release := make(chan struct{}), make(chan struct{})
+			blocker := make(chan error, 1)
+			go func() {
+				blocker <- st.InTx(ctx, func(exec func(string, ...any) error) error {
+					close(started)
+					<-release
+					return nil
+				})
+			}()
+			<-started
+			out := make([]outcome, writers)
+			var wg sync.WaitGroup
+			for i := range writers {
+				wg.Go(func() {
+					defer func() { out[i].panicked = recover() }()
+					out[i].err = st.InTx(ctxs[i], func(exec func(string, ...any) error) error {
+						out[i].ran = true
+						if err := exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'first')`, i); err != nil {
+							return err
+						}
+						if f := tc.failures[i]; f != nil {
+							return f(i, exec, cancel)
+						}
+						return exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'second')`, i+1_000_000)
+					})
+				})
+				// Queued in order, so that a writer's successor comes after it.
+				time.Sleep(2 * time.Millisecond)
+			}
+			time.Sleep(20 * time.Millisecond)
+			close(release)
+			wg.Wait()
+			if err := <-blocker; err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range out {
+				tc.check(t, i, o)
+				// A writer fails by its own failure, or by the one before it
+				// ending its context.
+				failed := tc.failures[i] != nil || i > 0 && tc.failures[i-1] != nil && errors.Is(o.err, context.Canceled)
+				got := rowsOf(t, st, i)
+				switch {
+				case o.err == nil && o.panicked == nil:
+					if got != 2 {
+						t.Errorf("writer %d acknowledged with %d of its 2 rows", i, got)
+					}
+				case got != 0:
+					t.Errorf("writer %d failed (%v, %v) and left %d rows", i, o.err, o.panicked, got)
+				}
+				if !failed && (o.err != nil || o.panicked != nil) {
+					t.Errorf("writer %d failed with the others: %v, %v", i, o.err, o.panicked)
+				}
+			}
+			var slow int
+			if err := st.Reader().QueryRow(`SELECT count(*) FROM gc_test WHERE v = 'slow'`).Scan(&slow); err != nil || slow != 0 {
+				t.Errorf("%d rows of the interrupted INSERT (%v)", slow, err)
+			}
+		})
+	}
+}
+
+// TestGroupCommitOnce queues functions that must run only once among
+// shared and alone transactions that fail, whose failures make the
+// committer run the others of their transaction again: each of them must
+// run exactly once, and commit.
+func TestGroupCommitOnce(t *testing.T) {
+	t.Parallel()
+	st := groupCommitStore(t)
+	ctx := context.Background()
+	errOwn := errors.New("own failure")
+	const writers = 120
+	runs := make([]atomic.Int32, writers)
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			write := func(exec func(string, ...any) error) error {
+				runs[i].Add(1)
+				if err := exec(`INSERT INTO gc_test (k, v) VALUES ($1, 'a')`, i); err != nil {
+					return err
+				}
+				if i%4 != 0 && i%3 == 0 {
+					return errOwn
+				}
+				return nil
+			}
+			switch i % 4 {
+			case 0:
+				errs[i] = st.InTxOnce(ctx, write)
+			case 1:
+				errs[i] = st.InTxAlone(ctx, write)
+			default:
+				errs[i] = st.InTx(ctx, write)
+			}
+		})
+	}
+	wg.Wait()
+	for i := 0; i < writers; i += 4 {
+		if errs[i] != nil || runs[i].Load() != 1 || rowsOf(t, st, i) != 1 {
+			t.Errorf("writer %d: %v after %d runs, %d rows", i, errs[i], runs[i].Load(), rowsOf(t, st, i))
+		}
+	}
+}

@@ -39,7 +39,9 @@ const (
 // persons).
 func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (store.PersonImportCounts, error) {
 	var counts store.PersonImportCounts
-	err := s.inTx(ctx, func(q querier) error {
+	// lines can be read only once, so the import must never run again
+	// after a failure of another caller that shared its transaction.
+	err := s.inTxOnce(ctx, func(q querier) error {
 		// Two imports into one account wait for each other rather than
 		// race for the same identifiers.
 		if err := s.lockAccount(ctx, q, accountID); err != nil {

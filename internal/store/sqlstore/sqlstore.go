@@ -320,6 +320,17 @@ func (s *Store) inTxAlone(ctx context.Context, fn func(q querier) error) error {
 	return s.inTx(ctx, fn)
 }
 
+// inTxOnce is inTxAlone for a caller whose fn cannot run twice (it consumes
+// its input): with group commit it runs in a transaction shared with no
+// other caller, so that no one else's failure makes the committer run it
+// again (see committer.runOnce).
+func (s *Store) inTxOnce(ctx context.Context, fn func(q querier) error) error {
+	if s.gc != nil {
+		return s.gc.runOnce(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
+}
+
 // inReadTx runs fn in one read-only transaction, so that its statements
 // see one snapshot.
 func (s *Store) inReadTx(ctx context.Context, fn func(q querier) error) error {

@@ -34,6 +34,8 @@ func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, 
 	var out domain.Tag
 	revived := false
 	err := s.inTx(ctx, func(q querier) error {
+		// Reset: the committer may run this function again (see committer).
+		out, revived = domain.Tag{}, false
 		created := t.DateCreated.UnixMilli()
 		res, err := q.exec(ctx, `INSERT INTO tags (id, account_id, name, context, archived_at, created_at)
 			VALUES ($1, $2, $3, $4, NULL, $5) ON CONFLICT (account_id, context, name) DO NOTHING`,

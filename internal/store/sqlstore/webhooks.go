@@ -137,6 +137,8 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 		rounds []domain.PendingRound
 	)
 	err := s.inTx(ctx, func(q querier) error {
+		// Reset: the committer may run this function again (see committer).
+		rounds = nil
 		w, err := lockWebhook(ctx, q, accountID, id)
 		if err != nil {
 			return err
