@@ -20,29 +20,41 @@ import (
 // claimed deliveries than it may attempt at once (its depth): twice its
 // bound while its receiver is slow or unknown, so that each queued delivery
 // starts within one attempt's time, well inside its lease; sixteen times
-// its bound while its receiver answers fast. A queued delivery whose lease
-// no longer covers an attempt when its turn comes is not sent (attempt
-// checks leaseCovers) and is claimed again once its lease has run out.
+// its bound while its receiver answers within a second; sixty-four times
+// while it answers within a tenth of one (64 rounds of 0.1 s start the last
+// queued delivery within 6.4 s, still far inside startSlack), as far as
+// the worker's own bound (maxClaimed) allows. The deeper queue is what lets
+// a fast receiver be fed: each claim is a write transaction, and its
+// deliveries must last until the next claim returns, so the claim's size,
+// not the receiver, bounds the rate. A queued delivery whose
+// lease no longer covers an attempt when its turn comes is not sent
+// (attempt checks leaseCovers) and is claimed again once its lease has run
+// out.
 //
 // Claims choose fairly (store.ClaimDeliveriesFairly: in turn across
 // accounts, then across an account's subscriptions) and queued deliveries
 // start in turn across subscriptions.
 
-// fastAttempt is how quickly a receiver must answer for its subscription
-// to be queued deeply.
-const fastAttempt = time.Second
+// fastAttempt and quickAttempt are how quickly a receiver must answer for
+// its subscription to be queued deeply, or more deeply still.
+const (
+	fastAttempt  = time.Second
+	quickAttempt = 100 * time.Millisecond
+)
 
 // Depth factors: claimed deliveries a subscription may hold, in multiples
 // of its bound.
 const (
-	slowDepth = 2
-	fastDepth = 16
+	slowDepth  = 2
+	fastDepth  = 16
+	quickDepth = 64
 )
 
 type subQueue struct {
 	inflight int
 	queue    []domain.DeliveryJob
-	fast     bool
+	// last is how long its last attempt took; 0 while none has finished.
+	last time.Duration
 	// capped: the last claim gave it all the room it had, so more of its
 	// deliveries may be due.
 	capped bool
@@ -73,11 +85,21 @@ func newDispatcher(w *Worker) *dispatcher {
 // bound is the most attempts of one subscription in flight.
 func (d *dispatcher) bound() int { return min(d.w.s.PerSubscription, d.w.s.Concurrency) }
 
-// maxClaimed bounds the deliveries one worker holds claimed.
+// maxClaimed bounds the deliveries one worker holds claimed. It also keeps
+// a busy account's subscriptions from queueing so far ahead that another
+// account's deliveries, which only a claim brings in, wait behind them: a
+// quick subscription's depth is reached only when the worker has room.
 func (d *dispatcher) maxClaimed() int { return 4 * d.w.s.Concurrency }
 
+// fast: its receiver answered the last attempt within fastAttempt, so it
+// is worth remembering between claims.
+func (q *subQueue) fast() bool { return q.last > 0 && q.last < fastAttempt }
+
 func (d *dispatcher) depth(q *subQueue) int {
-	if q.fast {
+	switch {
+	case q.fast() && q.last < quickAttempt:
+		return quickDepth * d.bound()
+	case q.fast():
 		return fastDepth * d.bound()
 	}
 	return slowDepth * d.bound()
@@ -156,7 +178,7 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 			r = slowDepth * d.bound()
 		}
 		q.capped = got[id] > 0 && got[id] >= r
-		if q.held() == 0 && !q.fast {
+		if q.held() == 0 && !q.fast() {
 			delete(d.subs, id) // nothing to remember of it
 		}
 	}
@@ -216,7 +238,7 @@ func (d *dispatcher) run(job domain.DeliveryJob) {
 	q.inflight--
 	d.inflight--
 	if started {
-		q.fast = took < fastAttempt
+		q.last = max(took, time.Nanosecond)
 	} else {
 		d.claimed--
 		d.dropped++
