@@ -53,6 +53,9 @@ const (
 type subQueue struct {
 	inflight int
 	queue    []domain.DeliveryJob
+	// reserved: deliveries being made leased to this worker by a closing
+	// burst's transaction, not queued until it commits.
+	reserved int
 	// last is how long its last attempt took; 0 while none has finished.
 	last time.Duration
 	// capped: the last claim gave it all the room it had, so more of its
@@ -73,9 +76,13 @@ type dispatcher struct {
 	// next claim runs whatever the hysteresis below says; globalCapped:
 	// the last claim took all it could.
 	fresh, globalCapped bool
-	stopping            bool
-	dropped             int           // attempts not started for want of lease, ever
-	changed             chan struct{} // closed when claimed changes; nil until waited on
+	// claims counts the claims that returned, so that a subscription the
+	// dispatcher knows nothing of is known to have no backlog only once
+	// one has run.
+	claims   int
+	stopping bool
+	dropped  int           // attempts not started for want of lease, ever
+	changed  chan struct{} // closed when claimed changes; nil until waited on
 }
 
 func newDispatcher(w *Worker) *dispatcher {
@@ -105,7 +112,7 @@ func (d *dispatcher) depth(q *subQueue) int {
 	return slowDepth * d.bound()
 }
 
-func (q *subQueue) held() int { return q.inflight + len(q.queue) }
+func (q *subQueue) held() int { return q.inflight + len(q.queue) + q.reserved }
 
 // mayHaveMore makes the next claim run.
 func (d *dispatcher) mayHaveMore() {
@@ -171,6 +178,7 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 		got[job.WebhookID]++
 	}
 	d.claimed += len(jobs)
+	d.claims++
 	d.globalCapped = len(jobs) > 0 && len(jobs) == limit
 	for id, q := range d.subs {
 		r, known := room[id]
@@ -188,6 +196,172 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 	d.mu.Unlock()
 	d.startReady()
 	return len(jobs), nil
+}
+
+// makerCap bounds what deliveries leased as they are made may bring the
+// claimed count to: the claim always keeps half the worker's room, so that
+// another account's due deliveries are taken in their turn however many
+// bursts one account closes.
+func (d *dispatcher) makerCap() int { return d.maxClaimed() / 2 }
+
+// reserve takes room for one delivery of sub that a closing burst makes
+// leased to this worker. It refuses when the subscription may have older
+// due deliveries that a claim has not taken (the last claim filled its
+// room, or nothing is known of it), so that a new delivery does not pass
+// its subscription's backlog, and when the subscription or the worker is
+// at its bound.
+func (d *dispatcher) reserve(sub string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopping || d.claimed >= d.makerCap() {
+		return false
+	}
+	q := d.subs[sub]
+	if q == nil {
+		if d.claims == 0 || d.globalCapped {
+			return false
+		}
+		q = &subQueue{}
+		d.subs[sub] = q
+	}
+	if q.capped || q.held() >= d.depth(q) {
+		return false
+	}
+	q.reserved++
+	d.claimed++
+	return true
+}
+
+// unreserve gives back room reserve took for deliveries that were not made.
+func (d *dispatcher) unreserve(subs map[string]int) {
+	if len(subs) == 0 {
+		return
+	}
+	d.mu.Lock()
+	for id, n := range subs {
+		q := d.subs[id]
+		q.reserved -= n
+		d.claimed -= n
+		if q.held() == 0 && !q.fast() {
+			delete(d.subs, id)
+		}
+	}
+	d.fire()
+	d.mu.Unlock()
+}
+
+// admit queues deliveries made leased to this worker, in the room reserve
+// took for them, and starts what may start. Once the worker stops they are
+// dropped like queued deliveries: their leases run out and any instance
+// claims them again.
+func (d *dispatcher) admit(jobs []domain.DeliveryJob) {
+	d.mu.Lock()
+	for _, job := range jobs {
+		q := d.subs[job.WebhookID]
+		q.reserved--
+		if d.stopping {
+			d.claimed--
+			if q.held() == 0 && !q.fast() {
+				delete(d.subs, job.WebhookID)
+			}
+			continue
+		}
+		if len(q.queue) == 0 {
+			d.order = append(d.order, job.WebhookID)
+		}
+		q.queue = append(q.queue, job)
+	}
+	d.fire()
+	d.mu.Unlock()
+	d.startReady()
+}
+
+// makerLease leases to this worker the deliveries one CloseBursts call
+// makes, as far as reserve gives room, so that they start without a claim.
+// Its transaction may run the builder again for a burst (group commit runs
+// a batch again without a failed member), so each burst's reservation is
+// taken afresh and only the last one counts.
+type makerLease struct {
+	d     *dispatcher
+	token string
+	until time.Time
+	mu    sync.Mutex
+	jobs  map[string][]domain.DeliveryJob // by person
+	order []string                        // persons, as first taken
+}
+
+func (d *dispatcher) newMakerLease(until time.Time) *makerLease {
+	return &makerLease{d: d, token: domain.RandomHex(16), until: until, jobs: map[string][]domain.DeliveryJob{}}
+}
+
+// take turns a burst's deliveries into jobs, leased where reserve gives
+// room and the delivery is due at once.
+func (l *makerLease) take(person string, ds []domain.Delivery, active []domain.Webhook, now time.Time) []domain.DeliveryJob {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prev, again := l.jobs[person]
+	l.d.unreserve(bySub(prev))
+	if !again {
+		l.order = append(l.order, person)
+	}
+	l.jobs[person] = nil
+	subs := make(map[string]domain.Webhook, len(active))
+	for _, w := range active {
+		subs[w.ID] = w
+	}
+	out := make([]domain.DeliveryJob, 0, len(ds))
+	var leased []domain.DeliveryJob
+	for _, dl := range ds {
+		job := domain.DeliveryJob{Delivery: dl}
+		sub, ok := subs[dl.WebhookID]
+		due := dl.NextAttemptAt != nil && !dl.NextAttemptAt.After(now)
+		if ok && due && sub.SecretVersion == dl.SecretVersion && l.d.reserve(dl.WebhookID) {
+			until := l.until
+			job.LeaseUntil, job.LeaseToken = &until, l.token
+			job.TargetURL, job.Secret = sub.TargetURL, sub.Secret
+			leased = append(leased, job)
+		}
+		out = append(out, job)
+	}
+	l.jobs[person] = leased
+	return out
+}
+
+func bySub(jobs []domain.DeliveryJob) map[string]int {
+	if len(jobs) == 0 {
+		return nil
+	}
+	out := map[string]int{}
+	for _, j := range jobs {
+		out[j.WebhookID]++
+	}
+	return out
+}
+
+// admit queues the leased deliveries once their transaction committed.
+func (l *makerLease) admit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var all []domain.DeliveryJob
+	for _, person := range l.order {
+		all = append(all, l.jobs[person]...)
+	}
+	clear(l.jobs)
+	l.order = nil
+	if len(all) > 0 {
+		l.d.admit(all)
+	}
+}
+
+// release gives back the room of a transaction that failed.
+func (l *makerLease) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, jobs := range l.jobs {
+		l.d.unreserve(bySub(jobs))
+	}
+	clear(l.jobs)
+	l.order = nil
 }
 
 // startReady starts queued deliveries while slots are free, taking the

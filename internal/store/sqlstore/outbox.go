@@ -120,7 +120,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 		if err != nil {
 			return err
 		}
-		var rows []domain.Delivery
+		var rows []domain.DeliveryJob
 		for _, i := range deliver {
 			ds, err := build(bursts[i], active[bursts[i].AccountID])
 			if err != nil {
@@ -198,17 +198,25 @@ func activeSubscriptions(ctx context.Context, q querier, accounts []string) (map
 	return out, nil
 }
 
-func insertDeliveries(ctx context.Context, q querier, ds []domain.Delivery) error {
+// insertDeliveries writes new deliveries, each leased to its maker when it
+// carries a lease token: a claim that would follow at once would cost the
+// single writer another transaction per batch and a scan of the due rows.
+func insertDeliveries(ctx context.Context, q querier, jobs []domain.DeliveryJob) error {
 	var a sqlArgs
 	var b strings.Builder
 	b.WriteString(`INSERT INTO deliveries (id, account_id, webhook_id, event, person_id, body, secret_version,
-		status, attempts, round_start, next_attempt_at, created_at) VALUES `)
-	for i, d := range ds {
+		status, attempts, round_start, next_attempt_at, created_at, lease_until, lease_token) VALUES `)
+	for i, j := range jobs {
 		if i > 0 {
 			b.WriteString(", ")
 		}
+		d := j.Delivery
+		var token any
+		if j.LeaseToken != "" {
+			token = j.LeaseToken
+		}
 		b.WriteString("(" + a.list(d.ID, d.AccountID, d.WebhookID, d.Event, d.PersonID, string(d.Body), d.SecretVersion,
-			d.Status, 0, 0, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli()) + ")")
+			d.Status, 0, 0, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli(), nullMillis(d.LeaseUntil), token) + ")")
 	}
 	_, err := q.exec(ctx, b.String(), a...)
 	return err
