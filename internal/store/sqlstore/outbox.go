@@ -128,7 +128,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 			}
 			rows = append(rows, ds...)
 		}
-		for chunk := range slices.Chunk(rows, finishChunk) {
+		for chunk := range slices.Chunk(rows, rowsPerInsert(deliveryValues)) {
 			if err := insertDeliveries(ctx, q, chunk); err != nil {
 				return err
 			}
@@ -198,6 +198,9 @@ func activeSubscriptions(ctx context.Context, q querier, accounts []string) (map
 	return out, nil
 }
 
+// deliveryValues is the number of values of a delivery's row.
+const deliveryValues = 12
+
 // insertDeliveries writes new deliveries, each leased to its maker when it
 // carries a lease token: a claim that would follow at once would cost the
 // single writer another transaction per batch and a scan of the due rows.
@@ -215,8 +218,10 @@ func insertDeliveries(ctx context.Context, q querier, jobs []domain.DeliveryJob)
 		if j.LeaseToken != "" {
 			token = j.LeaseToken
 		}
+		// attempts and round_start start at 0 for every delivery: literals,
+		// not parameters (see stmtParams).
 		b.WriteString("(" + a.list(d.ID, d.AccountID, d.WebhookID, d.Event, d.PersonID, string(d.Body), d.SecretVersion,
-			d.Status, 0, 0, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli(), nullMillis(d.LeaseUntil), token) + ")")
+			d.Status) + ", 0, 0, " + a.list(nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli(), nullMillis(d.LeaseUntil), token) + ")")
 	}
 	_, err := q.exec(ctx, b.String(), a...)
 	return err
