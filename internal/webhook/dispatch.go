@@ -72,6 +72,12 @@ type dispatcher struct {
 	order    []string // subscriptions with queued deliveries, served in turn
 	inflight int      // attempts running
 	claimed  int      // claimed and neither recorded nor dropped yet
+	// finishing: of claimed, the attempts that ended and wait for their
+	// record. They hold no slot and no place in a queue, and under load
+	// the records of a whole commit wait together, so counting them
+	// against the worker's bound left the queues nearly empty by the time
+	// a claim was worth its statement.
+	finishing int
 	// fresh: due work may have appeared (a tick, a closed burst), so the
 	// next claim runs whatever the hysteresis below says; globalCapped:
 	// the last claim took all it could.
@@ -92,11 +98,16 @@ func newDispatcher(w *Worker) *dispatcher {
 // bound is the most attempts of one subscription in flight.
 func (d *dispatcher) bound() int { return min(d.w.s.PerSubscription, d.w.s.Concurrency) }
 
-// maxClaimed bounds the deliveries one worker holds claimed. It also keeps
+// maxClaimed bounds the deliveries one worker holds claimed and not yet
+// attempted (see holding). It also keeps
 // a busy account's subscriptions from queueing so far ahead that another
 // account's deliveries, which only a claim brings in, wait behind them: a
 // quick subscription's depth is reached only when the worker has room.
 func (d *dispatcher) maxClaimed() int { return 4 * d.w.s.Concurrency }
+
+// holding is how many claimed deliveries are queued or in flight; the
+// caller holds mu.
+func (d *dispatcher) holding() int { return d.claimed - d.finishing }
 
 // fast: its receiver answered the last attempt within fastAttempt, so it
 // is worth remembering between claims.
@@ -137,7 +148,7 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 	d.claimMu.Lock()
 	defer d.claimMu.Unlock()
 	d.mu.Lock()
-	limit := d.maxClaimed() - d.claimed
+	limit := d.maxClaimed() - d.holding()
 	worth := d.fresh || (d.globalCapped && limit >= d.maxClaimed()/2)
 	room := make(map[string]int, len(d.subs))
 	for id, q := range d.subs {
@@ -213,7 +224,7 @@ func (d *dispatcher) makerCap() int { return d.maxClaimed() / 2 }
 func (d *dispatcher) reserve(sub string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopping || d.claimed >= d.makerCap() {
+	if d.stopping || d.holding() >= d.makerCap() {
 		return false
 	}
 	q := d.subs[sub]
@@ -413,6 +424,7 @@ func (d *dispatcher) run(job domain.DeliveryJob) {
 	d.inflight--
 	if started {
 		q.last = max(took, time.Nanosecond)
+		d.finishing++
 	} else {
 		d.claimed--
 		d.dropped++
@@ -427,6 +439,7 @@ func (d *dispatcher) run(job domain.DeliveryJob) {
 func (d *dispatcher) recorded(n int) {
 	d.mu.Lock()
 	d.claimed -= n
+	d.finishing -= n
 	d.fire()
 	d.mu.Unlock()
 	d.w.signal()
