@@ -196,7 +196,11 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 		if !known {
 			r = slowDepth * d.bound()
 		}
-		q.capped = got[id] > 0 && got[id] >= r
+		if !known || r > 0 {
+			// A subscription the claim left out (no room) keeps what it
+			// knew: its backlog is still there.
+			q.capped = got[id] > 0 && got[id] >= r
+		}
 		if q.held() == 0 && !q.fast() {
 			delete(d.subs, id) // nothing to remember of it
 		}
@@ -224,7 +228,14 @@ func (d *dispatcher) makerCap() int { return d.maxClaimed() / 2 }
 func (d *dispatcher) reserve(sub string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopping || d.holding() >= d.makerCap() {
+	if d.stopping {
+		return false
+	}
+	// A delivery refused for want of room is left due in the table, where
+	// only a claim takes it: mark the worker or the subscription capped so
+	// that the claim runs once room is back, and not at the next tick.
+	if d.holding() >= d.makerCap() {
+		d.globalCapped = true
 		return false
 	}
 	q := d.subs[sub]
@@ -235,7 +246,11 @@ func (d *dispatcher) reserve(sub string) bool {
 		q = &subQueue{}
 		d.subs[sub] = q
 	}
-	if q.capped || q.held() >= d.depth(q) {
+	if q.capped {
+		return false
+	}
+	if q.held() >= d.depth(q) {
+		q.capped = true
 		return false
 	}
 	q.reserved++
