@@ -86,8 +86,13 @@ type Webhooks interface {
 // account's active subscriptions; nil makes none.
 type DeliveryBuilder func(active []domain.Webhook) ([]domain.Delivery, error)
 
-// BurstBuilder makes the deliveries of one of many closing bursts.
-type BurstBuilder func(b domain.Burst, active []domain.Webhook) ([]domain.Delivery, error)
+// BurstBuilder makes the deliveries of one of many closing bursts. A job
+// with a LeaseToken is made leased, until its Delivery.LeaseUntil, as a
+// claim would have leased it, so that its maker attempts it without a claim
+// of its own; TargetURL and Secret are the maker's and are not stored. The
+// builder may be called again for the same burst when the transaction is
+// run again; only the last call's jobs are made.
+type BurstBuilder func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error)
 
 // DeliveryClaim bounds a claim of deliveries.
 type DeliveryClaim struct {

@@ -20,29 +20,44 @@ import (
 // claimed deliveries than it may attempt at once (its depth): twice its
 // bound while its receiver is slow or unknown, so that each queued delivery
 // starts within one attempt's time, well inside its lease; sixteen times
-// its bound while its receiver answers fast. A queued delivery whose lease
-// no longer covers an attempt when its turn comes is not sent (attempt
-// checks leaseCovers) and is claimed again once its lease has run out.
+// its bound while its receiver answers within a second; sixty-four times
+// while it answers within a tenth of one (64 rounds of 0.1 s start the last
+// queued delivery within 6.4 s, still far inside startSlack), as far as
+// the worker's own bound (maxClaimed) allows. The deeper queue is what lets
+// a fast receiver be fed: each claim is a write transaction, and its
+// deliveries must last until the next claim returns, so the claim's size,
+// not the receiver, bounds the rate. A queued delivery whose
+// lease no longer covers an attempt when its turn comes is not sent
+// (attempt checks leaseCovers) and is claimed again once its lease has run
+// out.
 //
 // Claims choose fairly (store.ClaimDeliveriesFairly: in turn across
 // accounts, then across an account's subscriptions) and queued deliveries
 // start in turn across subscriptions.
 
-// fastAttempt is how quickly a receiver must answer for its subscription
-// to be queued deeply.
-const fastAttempt = time.Second
+// fastAttempt and quickAttempt are how quickly a receiver must answer for
+// its subscription to be queued deeply, or more deeply still.
+const (
+	fastAttempt  = time.Second
+	quickAttempt = 100 * time.Millisecond
+)
 
 // Depth factors: claimed deliveries a subscription may hold, in multiples
 // of its bound.
 const (
-	slowDepth = 2
-	fastDepth = 16
+	slowDepth  = 2
+	fastDepth  = 16
+	quickDepth = 64
 )
 
 type subQueue struct {
 	inflight int
 	queue    []domain.DeliveryJob
-	fast     bool
+	// reserved: deliveries being made leased to this worker by a closing
+	// burst's transaction, not queued until it commits.
+	reserved int
+	// last is how long its last attempt took; 0 while none has finished.
+	last time.Duration
 	// capped: the last claim gave it all the room it had, so more of its
 	// deliveries may be due.
 	capped bool
@@ -57,13 +72,23 @@ type dispatcher struct {
 	order    []string // subscriptions with queued deliveries, served in turn
 	inflight int      // attempts running
 	claimed  int      // claimed and neither recorded nor dropped yet
+	// finishing: of claimed, the attempts that ended and wait for their
+	// record. They hold no slot and no place in a queue, and under load
+	// the records of a whole commit wait together, so counting them
+	// against the worker's bound left the queues nearly empty by the time
+	// a claim was worth its statement.
+	finishing int
 	// fresh: due work may have appeared (a tick, a closed burst), so the
 	// next claim runs whatever the hysteresis below says; globalCapped:
 	// the last claim took all it could.
 	fresh, globalCapped bool
-	stopping            bool
-	dropped             int           // attempts not started for want of lease, ever
-	changed             chan struct{} // closed when claimed changes; nil until waited on
+	// claims counts the claims that returned, so that a subscription the
+	// dispatcher knows nothing of is known to have no backlog only once
+	// one has run.
+	claims   int
+	stopping bool
+	dropped  int           // attempts not started for want of lease, ever
+	changed  chan struct{} // closed when claimed changes; nil until waited on
 }
 
 func newDispatcher(w *Worker) *dispatcher {
@@ -73,17 +98,32 @@ func newDispatcher(w *Worker) *dispatcher {
 // bound is the most attempts of one subscription in flight.
 func (d *dispatcher) bound() int { return min(d.w.s.PerSubscription, d.w.s.Concurrency) }
 
-// maxClaimed bounds the deliveries one worker holds claimed.
+// maxClaimed bounds the deliveries one worker holds claimed and not yet
+// attempted (see holding). It also keeps
+// a busy account's subscriptions from queueing so far ahead that another
+// account's deliveries, which only a claim brings in, wait behind them: a
+// quick subscription's depth is reached only when the worker has room.
 func (d *dispatcher) maxClaimed() int { return 4 * d.w.s.Concurrency }
 
+// holding is how many claimed deliveries are queued or in flight; the
+// caller holds mu.
+func (d *dispatcher) holding() int { return d.claimed - d.finishing }
+
+// fast: its receiver answered the last attempt within fastAttempt, so it
+// is worth remembering between claims.
+func (q *subQueue) fast() bool { return q.last > 0 && q.last < fastAttempt }
+
 func (d *dispatcher) depth(q *subQueue) int {
-	if q.fast {
+	switch {
+	case q.fast() && q.last < quickAttempt:
+		return quickDepth * d.bound()
+	case q.fast():
 		return fastDepth * d.bound()
 	}
 	return slowDepth * d.bound()
 }
 
-func (q *subQueue) held() int { return q.inflight + len(q.queue) }
+func (q *subQueue) held() int { return q.inflight + len(q.queue) + q.reserved }
 
 // mayHaveMore makes the next claim run.
 func (d *dispatcher) mayHaveMore() {
@@ -108,7 +148,7 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 	d.claimMu.Lock()
 	defer d.claimMu.Unlock()
 	d.mu.Lock()
-	limit := d.maxClaimed() - d.claimed
+	limit := d.maxClaimed() - d.holding()
 	worth := d.fresh || (d.globalCapped && limit >= d.maxClaimed()/2)
 	room := make(map[string]int, len(d.subs))
 	for id, q := range d.subs {
@@ -149,14 +189,19 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 		got[job.WebhookID]++
 	}
 	d.claimed += len(jobs)
+	d.claims++
 	d.globalCapped = len(jobs) > 0 && len(jobs) == limit
 	for id, q := range d.subs {
 		r, known := room[id]
 		if !known {
 			r = slowDepth * d.bound()
 		}
-		q.capped = got[id] > 0 && got[id] >= r
-		if q.held() == 0 && !q.fast {
+		if !known || r > 0 {
+			// A subscription the claim left out (no room) keeps what it
+			// knew: its backlog is still there.
+			q.capped = got[id] > 0 && got[id] >= r
+		}
+		if q.held() == 0 && !q.fast() {
 			delete(d.subs, id) // nothing to remember of it
 		}
 	}
@@ -166,6 +211,183 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 	d.mu.Unlock()
 	d.startReady()
 	return len(jobs), nil
+}
+
+// makerCap bounds what deliveries leased as they are made may bring the
+// claimed count to: the claim always keeps half the worker's room, so that
+// another account's due deliveries are taken in their turn however many
+// bursts one account closes.
+func (d *dispatcher) makerCap() int { return d.maxClaimed() / 2 }
+
+// reserve takes room for one delivery of sub that a closing burst makes
+// leased to this worker. It refuses when the subscription may have older
+// due deliveries that a claim has not taken (the last claim filled its
+// room, or nothing is known of it), so that a new delivery does not pass
+// its subscription's backlog, and when the subscription or the worker is
+// at its bound.
+func (d *dispatcher) reserve(sub string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopping {
+		return false
+	}
+	// A delivery refused for want of room is left due in the table, where
+	// only a claim takes it: mark the worker or the subscription capped so
+	// that the claim runs once room is back, and not at the next tick.
+	if d.holding() >= d.makerCap() {
+		d.globalCapped = true
+		return false
+	}
+	q := d.subs[sub]
+	if q == nil {
+		if d.claims == 0 || d.globalCapped {
+			return false
+		}
+		q = &subQueue{}
+		d.subs[sub] = q
+	}
+	if q.capped {
+		return false
+	}
+	if q.held() >= d.depth(q) {
+		q.capped = true
+		return false
+	}
+	q.reserved++
+	d.claimed++
+	return true
+}
+
+// unreserve gives back room reserve took for deliveries that were not made.
+func (d *dispatcher) unreserve(subs map[string]int) {
+	if len(subs) == 0 {
+		return
+	}
+	d.mu.Lock()
+	for id, n := range subs {
+		q := d.subs[id]
+		q.reserved -= n
+		d.claimed -= n
+		if q.held() == 0 && !q.fast() {
+			delete(d.subs, id)
+		}
+	}
+	d.fire()
+	d.mu.Unlock()
+}
+
+// admit queues deliveries made leased to this worker, in the room reserve
+// took for them, and starts what may start. Once the worker stops they are
+// dropped like queued deliveries: their leases run out and any instance
+// claims them again.
+func (d *dispatcher) admit(jobs []domain.DeliveryJob) {
+	d.mu.Lock()
+	for _, job := range jobs {
+		q := d.subs[job.WebhookID]
+		q.reserved--
+		if d.stopping {
+			d.claimed--
+			if q.held() == 0 && !q.fast() {
+				delete(d.subs, job.WebhookID)
+			}
+			continue
+		}
+		if len(q.queue) == 0 {
+			d.order = append(d.order, job.WebhookID)
+		}
+		q.queue = append(q.queue, job)
+	}
+	d.fire()
+	d.mu.Unlock()
+	d.startReady()
+}
+
+// makerLease leases to this worker the deliveries one CloseBursts call
+// makes, as far as reserve gives room, so that they start without a claim.
+// Its transaction may run the builder again for a burst (group commit runs
+// a batch again without a failed member), so each burst's reservation is
+// taken afresh and only the last one counts.
+type makerLease struct {
+	d     *dispatcher
+	token string
+	until time.Time
+	mu    sync.Mutex
+	jobs  map[string][]domain.DeliveryJob // by person
+	order []string                        // persons, as first taken
+}
+
+func (d *dispatcher) newMakerLease(until time.Time) *makerLease {
+	return &makerLease{d: d, token: domain.RandomHex(16), until: until, jobs: map[string][]domain.DeliveryJob{}}
+}
+
+// take turns a burst's deliveries into jobs, leased where reserve gives
+// room and the delivery is due at once.
+func (l *makerLease) take(person string, ds []domain.Delivery, active []domain.Webhook, now time.Time) []domain.DeliveryJob {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prev, again := l.jobs[person]
+	l.d.unreserve(bySub(prev))
+	if !again {
+		l.order = append(l.order, person)
+	}
+	l.jobs[person] = nil
+	subs := make(map[string]domain.Webhook, len(active))
+	for _, w := range active {
+		subs[w.ID] = w
+	}
+	out := make([]domain.DeliveryJob, 0, len(ds))
+	var leased []domain.DeliveryJob
+	for _, dl := range ds {
+		job := domain.DeliveryJob{Delivery: dl}
+		sub, ok := subs[dl.WebhookID]
+		due := dl.NextAttemptAt != nil && !dl.NextAttemptAt.After(now)
+		if ok && due && sub.SecretVersion == dl.SecretVersion && l.d.reserve(dl.WebhookID) {
+			until := l.until
+			job.LeaseUntil, job.LeaseToken = &until, l.token
+			job.TargetURL, job.Secret = sub.TargetURL, sub.Secret
+			leased = append(leased, job)
+		}
+		out = append(out, job)
+	}
+	l.jobs[person] = leased
+	return out
+}
+
+func bySub(jobs []domain.DeliveryJob) map[string]int {
+	if len(jobs) == 0 {
+		return nil
+	}
+	out := map[string]int{}
+	for _, j := range jobs {
+		out[j.WebhookID]++
+	}
+	return out
+}
+
+// admit queues the leased deliveries once their transaction committed.
+func (l *makerLease) admit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var all []domain.DeliveryJob
+	for _, person := range l.order {
+		all = append(all, l.jobs[person]...)
+	}
+	clear(l.jobs)
+	l.order = nil
+	if len(all) > 0 {
+		l.d.admit(all)
+	}
+}
+
+// release gives back the room of a transaction that failed.
+func (l *makerLease) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, jobs := range l.jobs {
+		l.d.unreserve(bySub(jobs))
+	}
+	clear(l.jobs)
+	l.order = nil
 }
 
 // startReady starts queued deliveries while slots are free, taking the
@@ -216,7 +438,8 @@ func (d *dispatcher) run(job domain.DeliveryJob) {
 	q.inflight--
 	d.inflight--
 	if started {
-		q.fast = took < fastAttempt
+		q.last = max(took, time.Nanosecond)
+		d.finishing++
 	} else {
 		d.claimed--
 		d.dropped++
@@ -231,6 +454,7 @@ func (d *dispatcher) run(job domain.DeliveryJob) {
 func (d *dispatcher) recorded(n int) {
 	d.mu.Lock()
 	d.claimed -= n
+	d.finishing -= n
 	d.fire()
 	d.mu.Unlock()
 	d.w.signal()

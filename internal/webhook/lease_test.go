@@ -18,7 +18,8 @@ import (
 
 // lateStart is a store whose next claim of deliveries after pause is set
 // is followed by that pause (the clock moves on) before the worker gets to
-// attempt them.
+// attempt them. Deliveries a closing burst makes leased to the worker are
+// a claim too: the pause follows their transaction the same way.
 type lateStart struct {
 	store.Store
 	clock *clock.Fake
@@ -42,6 +43,25 @@ func (l *lateStart) ClaimDeliveriesFairly(ctx context.Context, now time.Time, le
 		l.clock.Advance(pause)
 	}
 	return jobs, err
+}
+
+func (l *lateStart) CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) ([]bool, error) {
+	leased := false
+	closed, err := l.Store.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
+		jobs, err := build(b, active)
+		for _, j := range jobs {
+			leased = leased || j.LeaseToken != ""
+		}
+		return jobs, err
+	})
+	if leased && err == nil {
+		l.mu.Lock()
+		pause := l.pause
+		l.pause = 0
+		l.mu.Unlock()
+		l.clock.Advance(pause)
+	}
+	return closed, err
 }
 
 // TestAnAttemptStartsOnlyWhileItsLeaseHolds: a claimed delivery whose lease
@@ -197,6 +217,63 @@ func TestTwoInstancesNeverPostADeliveryTwice(t *testing.T) {
 		}
 		if n := len(rc.Requests()); logged != n {
 			t.Errorf("the log counts %d attempts, the receiver got %d POSTs", logged, n)
+		}
+	})
+}
+
+// countingClaims counts the claims of deliveries that took any.
+type countingClaims struct {
+	store.Store
+	mu     sync.Mutex
+	claims int
+}
+
+func (c *countingClaims) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, dc store.DeliveryClaim) ([]domain.DeliveryJob, error) {
+	jobs, err := c.Store.ClaimDeliveriesFairly(ctx, now, lease, dc)
+	if len(jobs) > 0 {
+		c.mu.Lock()
+		c.claims++
+		c.mu.Unlock()
+	}
+	return jobs, err
+}
+
+func (c *countingClaims) taken() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.claims
+}
+
+// TestAClosingBurstLeasesItsDeliveriesToItsWorker: once a claim has shown
+// that a subscription has no backlog, the deliveries a closing burst makes
+// for it are leased to the worker in the same transaction and attempted
+// without a claim; until then (the first claim), they are claimed.
+func TestAClosingBurstLeasesItsDeliveriesToItsWorker(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		s := webhooktest.Settings(rc)
+		r := start(t, eng, s)
+		jobs := &countingClaims{Store: r.st}
+		w, err := webhook.NewWorker(jobs, r.render, r.clock, s, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := r.subscribe(r.acc, rc.URL, "person.created")
+		for i := range 3 {
+			r.touch(r.acc, fmt.Sprintf("p%d", i))
+			r.clock.Advance(window)
+			if err := w.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			wantRequests(t, rc, i+1)
+			if got := jobs.taken(); got != 1 {
+				t.Fatalf("after %d bursts: %d claims took deliveries, want 1 (the first)", i+1, got)
+			}
+		}
+		for _, d := range r.deliveries(sub) {
+			if d.Status != domain.DeliverySucceeded || d.Attempts != 1 || d.LeaseUntil != nil {
+				t.Fatalf("delivery %s: %+v", d.ID, d)
+			}
 		}
 	})
 }

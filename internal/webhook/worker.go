@@ -274,21 +274,28 @@ func (w *Worker) closeDueBurstsLoop(ctx context.Context) error {
 func (w *Worker) closeBursts(ctx context.Context, bursts []domain.Burst) {
 	now := w.clock.Now()
 	data := w.preRender(ctx, bursts, now)
-	_, err := w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.Delivery, error) {
+	lease := w.d.newMakerLease(now.Add(w.deliveryLease()))
+	_, err := w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
 		w.listenMu.Lock()
 		w.listeners[b.AccountID] = len(active) > 0
 		w.listenMu.Unlock()
 		rendered, ok := data[b.PersonID]
-		return w.build(ctx, b, active, now, func() (json.RawMessage, error) {
+		ds, err := w.build(ctx, b, active, now, func() (json.RawMessage, error) {
 			if ok {
 				return rendered, nil
 			}
 			return w.render.Render(ctx, b.AccountID, b.PersonID, now)
 		})
+		if err != nil {
+			return nil, err
+		}
+		return lease.take(b.PersonID, ds, active, now), nil
 	})
 	if err == nil {
+		lease.admit()
 		return
 	}
+	lease.release()
 	w.log.Warn("webhook bursts: closing a batch failed; closing them one by one", "bursts", len(bursts), "error", err.Error())
 	for _, b := range bursts {
 		if err := w.closeBurst(ctx, b, now); err != nil {

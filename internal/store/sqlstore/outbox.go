@@ -97,21 +97,24 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(bursts[a].PersonID, bursts[b].PersonID) })
 	var closed []bool
 	err := s.inTx(ctx, func(q querier) error {
+		sorted := make([]domain.Burst, len(order))
+		for k, i := range order {
+			sorted[k] = bursts[i]
+		}
+		settled, err := settleBursts(ctx, q, sorted)
+		if err != nil {
+			return err
+		}
 		closed = make([]bool, len(bursts))
 		var deliver []int
 		accounts := map[string]bool{}
-		for _, i := range order {
-			b := bursts[i]
-			ok, err := settleBurst(ctx, q, b)
-			if err != nil {
-				return err
-			}
-			if !ok {
+		for k, i := range order {
+			if !settled[k] {
 				continue
 			}
 			closed[i] = true
 			deliver = append(deliver, i)
-			accounts[b.AccountID] = true
+			accounts[bursts[i].AccountID] = true
 		}
 		if build == nil || len(deliver) == 0 {
 			return nil
@@ -120,7 +123,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 		if err != nil {
 			return err
 		}
-		var rows []domain.Delivery
+		var rows []domain.DeliveryJob
 		for _, i := range deliver {
 			ds, err := build(bursts[i], active[bursts[i].AccountID])
 			if err != nil {
@@ -128,7 +131,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 			}
 			rows = append(rows, ds...)
 		}
-		for chunk := range slices.Chunk(rows, finishChunk) {
+		for chunk := range slices.Chunk(rows, rowsPerInsert(deliveryValues)) {
 			if err := insertDeliveries(ctx, q, chunk); err != nil {
 				return err
 			}
@@ -147,25 +150,111 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 // delete it. It reports whether the burst closed into deliveries; false
 // also when the lease ran out and another worker holds the burst.
 func settleBurst(ctx context.Context, q querier, b domain.Burst) (bool, error) {
-	cur, err := lockBurst(ctx, q, b.PersonID, b.LeaseToken)
-	if err != nil || cur == nil {
+	ok, err := settleBursts(ctx, q, []domain.Burst{b})
+	if err != nil {
 		return false, err
 	}
-	decision := service.CloseBurst(*cur, b.DueAt)
-	switch {
-	case !decision.Deliver:
-		_, err = q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
-			b.PersonID, b.LeaseToken)
-		return false, err
-	case decision.Next != nil:
-		next := decision.Next
-		_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4,
+	return ok[0], nil
+}
+
+// settleBursts settles claimed bursts (in person order) as settleBurst
+// settles each, with a statement per claim's token to lock them and one
+// per chunk to delete the closed ones, not two per burst: on SQLite every
+// statement of a closing batch holds the one writer.
+func settleBursts(ctx context.Context, q querier, bs []domain.Burst) ([]bool, error) {
+	cur, err := lockBursts(ctx, q, bs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(bs))
+	var del []any
+	for i, b := range bs {
+		c := cur[b.PersonID]
+		if c == nil || c.token != b.LeaseToken {
+			continue
+		}
+		decision := service.CloseBurst(c.Burst, b.DueAt)
+		switch {
+		case !decision.Deliver:
+			_, err = q.exec(ctx, `UPDATE bursts SET lease_until = NULL, lease_token = NULL WHERE person_id = $1 AND lease_token = $2`,
+				b.PersonID, b.LeaseToken)
+		case decision.Next != nil:
+			next := decision.Next
+			_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4,
 			next_opened_at = NULL, next_due_at = NULL, lease_until = NULL, lease_token = NULL WHERE person_id = $5`,
-			next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(), b.PersonID)
-	default:
-		_, err = q.exec(ctx, `DELETE FROM bursts WHERE person_id = $1`, b.PersonID)
+				next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(), b.PersonID)
+			out[i] = true
+		default:
+			del = append(del, b.PersonID)
+			out[i] = true
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return err == nil, err
+	for chunk := range slices.Chunk(del, finishChunk) {
+		var a sqlArgs
+		if _, err := q.exec(ctx, `DELETE FROM bursts WHERE person_id IN (`+a.list(chunk...)+`)`, a...); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// lockedBurst is a burst row as lockBursts read it.
+type lockedBurst struct {
+	service.Burst
+	token string
+}
+
+// lockBursts reads and locks, as lockBurst does, the outbox rows of the
+// bursts (in person order) that their claims' leases still hold, grouped by
+// lease token (one group when the bursts come from one claim).
+func lockBursts(ctx context.Context, q querier, bs []domain.Burst) (map[string]*lockedBurst, error) {
+	var tokens []string
+	byToken := map[string][]any{}
+	for _, b := range bs {
+		if _, ok := byToken[b.LeaseToken]; !ok {
+			tokens = append(tokens, b.LeaseToken)
+		}
+		byToken[b.LeaseToken] = append(byToken[b.LeaseToken], b.PersonID)
+	}
+	out := make(map[string]*lockedBurst, len(bs))
+	for _, token := range tokens {
+		for chunk := range slices.Chunk(byToken[token], finishChunk) {
+			var a sqlArgs
+			where := `person_id IN (` + a.list(chunk...) + `)`
+			if token != "" {
+				where += ` AND lease_token = ` + a.add(token)
+			}
+			rows, err := q.query(ctx, `SELECT person_id, event, opened_at, last_change_at, due_at, next_opened_at, next_due_at
+				FROM bursts WHERE `+where+` ORDER BY person_id`+q.s.dialect.LockRows, a...)
+			if err != nil {
+				return nil, err
+			}
+			for rows.Next() {
+				var (
+					person              string
+					b                   lockedBurst
+					opened, last, due   int64
+					nextOpened, nextDue sql.NullInt64
+				)
+				if err := rows.Scan(&person, &b.Event, &opened, &last, &due, &nextOpened, &nextDue); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				b.OpenedAt, b.LastChangeAt, b.DueAt = domain.FromMillis(opened), domain.FromMillis(last), domain.FromMillis(due)
+				b.NextOpenedAt, b.NextDueAt = timePtr(nextOpened), timePtr(nextDue)
+				b.token = token
+				out[person] = &b
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // activeSubscriptions reads the active subscriptions of the accounts
@@ -198,17 +287,30 @@ func activeSubscriptions(ctx context.Context, q querier, accounts []string) (map
 	return out, nil
 }
 
-func insertDeliveries(ctx context.Context, q querier, ds []domain.Delivery) error {
+// deliveryValues is the number of values of a delivery's row.
+const deliveryValues = 12
+
+// insertDeliveries writes new deliveries, each leased to its maker when it
+// carries a lease token: a claim that would follow at once would cost the
+// single writer another transaction per batch and a scan of the due rows.
+func insertDeliveries(ctx context.Context, q querier, jobs []domain.DeliveryJob) error {
 	var a sqlArgs
 	var b strings.Builder
 	b.WriteString(`INSERT INTO deliveries (id, account_id, webhook_id, event, person_id, body, secret_version,
-		status, attempts, round_start, next_attempt_at, created_at) VALUES `)
-	for i, d := range ds {
+		status, attempts, round_start, next_attempt_at, created_at, lease_until, lease_token) VALUES `)
+	for i, j := range jobs {
 		if i > 0 {
 			b.WriteString(", ")
 		}
+		d := j.Delivery
+		var token any
+		if j.LeaseToken != "" {
+			token = j.LeaseToken
+		}
+		// attempts and round_start start at 0 for every delivery: literals,
+		// not parameters (see stmtParams).
 		b.WriteString("(" + a.list(d.ID, d.AccountID, d.WebhookID, d.Event, d.PersonID, string(d.Body), d.SecretVersion,
-			d.Status, 0, 0, nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli()) + ")")
+			d.Status) + ", 0, 0, " + a.list(nullMillis(d.NextAttemptAt), d.CreatedAt.UnixMilli(), nullMillis(d.LeaseUntil), token) + ")")
 	}
 	_, err := q.exec(ctx, b.String(), a...)
 	return err

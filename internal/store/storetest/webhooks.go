@@ -208,6 +208,67 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("CloseBursts settles each burst as CloseBurst would and makes leased deliveries leased", func(t *testing.T) {
+		t.Parallel()
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		sub := newWebhook(t, st, acc)
+		moved := openBurst(t, st, acc, Epoch)
+		lost := openBurst(t, st, acc, Epoch)
+		plain := openBurst(t, st, acc, Epoch)
+		leased := openBurst(t, st, acc, Epoch)
+		now := Epoch.Add(burstWindow)
+		claimed, err := st.ClaimBursts(ctx, now, lease, 10)
+		if err != nil || len(claimed) != 4 {
+			t.Fatalf("claim: %+v, %v", claimed, err)
+		}
+		changePerson(t, st, acc, moved, now.Add(-time.Second)) // after the claim: handed back
+		byPerson := map[string]domain.Burst{}
+		for _, b := range claimed {
+			byPerson[b.PersonID] = b
+		}
+		stale := byPerson[lost]
+		stale.LeaseToken = "another" // the lease passed to another worker
+		byPerson[lost] = stale
+		bursts := []domain.Burst{byPerson[leased], byPerson[moved], byPerson[lost], byPerson[plain]}
+		until := now.Add(lease)
+		closed, err := st.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
+			ds, err := everySubscription(b, now)(active)
+			var jobs []domain.DeliveryJob
+			for _, d := range ds {
+				job := domain.DeliveryJob{Delivery: d}
+				if b.PersonID == leased {
+					job.LeaseUntil, job.LeaseToken = &until, "maker"
+				}
+				jobs = append(jobs, job)
+			}
+			return jobs, err
+		})
+		if err != nil || !slices.Equal(closed, []bool{true, false, false, true}) {
+			t.Fatalf("closed %v, %v; want leased and plain", closed, err)
+		}
+		ds, n, err := st.ListDeliveries(ctx, acc, sub.ID, domain.PageRequest{Page: 1, Size: 10})
+		if err != nil || n != 2 {
+			t.Fatalf("deliveries: %+v, %v", ds, err)
+		}
+		// The plain one is claimable; the one made leased is not until its
+		// lease runs out.
+		jobs, err := st.ClaimDeliveries(ctx, now, time.Hour, 10)
+		if err != nil || len(jobs) != 1 || jobs[0].PersonID != plain {
+			t.Fatalf("claim at once: %+v, %v", jobs, err)
+		}
+		jobs, err = st.ClaimDeliveries(ctx, until, lease, 10)
+		if err != nil || len(jobs) != 1 || jobs[0].PersonID != leased {
+			t.Fatalf("claim once the maker's lease ran out: %+v, %v", jobs, err)
+		}
+		if b, err := st.PendingBurst(ctx, acc, moved); err != nil || b == nil {
+			t.Fatalf("the moved burst is not waiting: %+v, %v", b, err)
+		}
+		if b, err := st.PendingBurst(ctx, acc, plain); err == nil && b != nil {
+			t.Fatalf("the closed burst is still open: %+v", b)
+		}
+	})
+
 	t.Run("a change moving the due time after the claim releases the burst", func(t *testing.T) {
 		t.Parallel()
 		st := newStore(t)
