@@ -41,6 +41,9 @@ const (
 	// answer does not wait behind an unbounded queue.
 	maxBatchJobs = 64
 	maxBatchTime = 10 * time.Millisecond
+	// maxLinger bounds how long a batch whose queue ran dry waits for the
+	// callers of the last batch to come back (lingers).
+	maxLinger = time.Millisecond
 )
 
 // ErrClosed answers a write submitted to, or queued in, a closed Store.
@@ -74,6 +77,45 @@ type committer struct {
 	// guarded counts the batches still to run with savepoints from the
 	// start (see runBatch).
 	guarded int
+	// lastBatch is how many jobs the last batch committed.
+	lastBatch int
+}
+
+// lingers says whether a batch of n jobs whose queue ran dry waits for
+// more: while it holds fewer jobs than the last batch did, and not past
+// deadline. Writers that were just answered mostly write again (a client's
+// pool of connections, a sync job): a batch that ends as soon as the queue
+// is empty takes the first of them back and leaves the others to the next
+// batch, so a steady load splits into two halves that take turns, each
+// paying a wait for the disk. Waiting a moment for the rest shares that
+// wait again. A lone writer is never held: its last batch held one job.
+func lingers(n, last int, now, deadline time.Time) bool {
+	return n < last && now.Before(deadline)
+}
+
+// nextJob takes the next queued job, waiting for one until deadline when
+// lingers says so; nil when there is none.
+func (c *committer) nextJob(n int, deadline *time.Time) *txJob {
+	select {
+	case j := <-c.jobs:
+		return j
+	default:
+	}
+	now := time.Now()
+	if deadline.IsZero() {
+		*deadline = now.Add(maxLinger)
+	}
+	if !lingers(n, c.lastBatch, now, *deadline) {
+		return nil
+	}
+	t := time.NewTimer(deadline.Sub(now))
+	defer t.Stop()
+	select {
+	case j := <-c.jobs:
+		return j
+	case <-t.C:
+		return nil
+	}
 }
 
 func newCommitter(s *Store) *committer {
@@ -277,12 +319,9 @@ func (c *committer) runTx(batch []*txJob, more, savepoints bool) (ran []*txJob, 
 			return batch, j, rollback(tx, err)
 		}
 	}
+	var lingerUntil time.Time
 	for more && len(batch) < maxBatchJobs && time.Since(start) < maxBatchTime {
-		var j *txJob
-		select {
-		case j = <-c.jobs:
-		default:
-		}
+		j := c.nextJob(len(batch), &lingerUntil)
 		if j == nil {
 			break
 		}
@@ -295,6 +334,7 @@ func (c *committer) runTx(batch []*txJob, more, savepoints bool) (ran []*txJob, 
 			return batch, j, rollback(tx, err)
 		}
 	}
+	c.lastBatch = len(batch)
 	return batch, nil, tx.Commit()
 }
 
