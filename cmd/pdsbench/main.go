@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each sustained row, and the most any latency row runs")
 	fs.IntVar(&c.requests, "requests", 1000, "requests of each latency row (sequential, one connection)")
 	fs.StringVar(&c.out, "out", "", "also write the table to this file")
-	fs.StringVar(&c.pdsBin, "pds", "", "a built pds binary (default: go build ./cmd/pds into a temporary directory)")
+	fs.StringVar(&c.pdsBin, "pds", "", "the pds binary that runs the seed's pds import persons (default: go build ./cmd/pds into a temporary directory); the server measured is this program's own build")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows (server and load generator) to this file")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address while running (e.g. 127.0.0.1:6060)")
 	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file or the PostgreSQL schema (its name is printed) for inspection")
