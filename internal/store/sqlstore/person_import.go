@@ -348,8 +348,8 @@ func (im *personImporter) flush() error {
 
 // insert writes rows in multi-row INSERTs into into (a table and its
 // columns). row is the template of one row's values: $k stands for shared[k-1],
-// the same in every row, and each ? for the row's next own value (appendRow
-// writes the parameters as the engine binds them fastest). A statement carries up to the engine's
+// the same in every row, and each ? for the row's next own value; the
+// statement numbers them all. A statement carries up to the engine's
 // insertParams of its rows, the rest go in statements of halving sizes, so
 // that few statement shapes exist.
 func (im *personImporter) insert(into, row string, shared []any, rows [][]any) error {
@@ -357,9 +357,6 @@ func (im *personImporter) insert(into, row string, shared []any, rows [][]any) e
 		return nil
 	}
 	perRow := strings.Count(row, "?")
-	if im.s.dialect.BareParams {
-		perRow += strings.Count(row, "$")
-	}
 	limit := im.s.dialect.InsertParams
 	most := 1
 	for most*2*perRow <= limit {
@@ -372,10 +369,7 @@ func (im *personImporter) insert(into, row string, shared []any, rows [][]any) e
 		}
 		batch := rows[:n]
 		rows = rows[n:]
-		args := make([]any, 0, len(shared)+n*perRow)
-		if !im.s.dialect.BareParams {
-			args = append(args, shared...)
-		}
+		args := append(make([]any, 0, len(shared)+n*perRow), shared...)
 		var b strings.Builder
 		b.WriteString(`INSERT INTO ` + into + ` VALUES `)
 		for i, r := range batch {
@@ -383,7 +377,16 @@ func (im *personImporter) insert(into, row string, shared []any, rows [][]any) e
 				b.WriteString(", ")
 			}
 			b.WriteByte('(')
-			im.appendRow(&b, &args, row, shared, r)
+			own := 0
+			for j := 0; j < len(row); j++ {
+				if row[j] != '?' {
+					b.WriteByte(row[j])
+					continue
+				}
+				args = append(args, r[own])
+				own++
+				b.WriteString("$" + strconv.Itoa(len(args)))
+			}
 			b.WriteByte(')')
 		}
 		if _, err := im.q.exec(im.ctx, b.String(), args...); err != nil {
@@ -391,37 +394,6 @@ func (im *personImporter) insert(into, row string, shared []any, rows [][]any) e
 		}
 	}
 	return nil
-}
-
-// appendRow writes one row's values of an insert (see insert) and adds
-// their arguments: each ? numbered, or with BareParams each $k and ? left
-// anonymous, shared[k-1] and the row's own values in their order.
-func (im *personImporter) appendRow(b *strings.Builder, args *[]any, row string, shared, own []any) {
-	for j := 0; j < len(row); j++ {
-		switch {
-		case row[j] == '?':
-			*args = append(*args, own[0])
-			own = own[1:]
-		case row[j] == '$' && im.s.dialect.BareParams:
-			k := j + 1
-			for k < len(row) && row[k] >= '0' && row[k] <= '9' {
-				k++
-			}
-			n, _ := strconv.Atoi(row[j+1 : k])
-			*args = append(*args, shared[n-1])
-			b.WriteByte('?')
-			j = k - 1
-			continue
-		default:
-			b.WriteByte(row[j])
-			continue
-		}
-		if im.s.dialect.BareParams {
-			b.WriteByte('?')
-		} else {
-			b.WriteString("$" + strconv.Itoa(len(*args)))
-		}
-	}
 }
 
 // checkTags refuses a tag id that is not a live tag of the account, asking

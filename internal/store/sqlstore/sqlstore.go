@@ -35,10 +35,10 @@ type Dialect struct {
 	// import: PostgreSQL pays a round trip per statement, so its statements
 	// are long.
 	InsertParams int
-	// BareParams writes an import's multi-row INSERTs with anonymous "?"
-	// parameters, a row's shared values repeated in each row: SQLite binds
-	// each named parameter ($1) after a walk of the statement's list of
-	// names, so binding n of them costs n², anonymous ones cost n.
+	// BareParams prepares every statement with its numbered parameters
+	// written as anonymous ones (bareparams.go): SQLite binds each named
+	// parameter ($1) after a walk of the statement's list of names, so
+	// binding n of them costs n², anonymous ones cost n.
 	BareParams bool
 	// AnalyzeDuringImport refreshes the planner's statistics of persons as
 	// an import grows the table (see analyzePersons).
@@ -102,6 +102,9 @@ type Store struct {
 	counter *sql.DB
 
 	stmts sync.Map // query text -> *sql.Stmt, per pool (see stmtKey)
+	// bareStmts holds each query's *bareStatement (nil: prepared as
+	// written), when the dialect asks for BareParams.
+	bareStmts sync.Map
 
 	// gc runs inTx's transactions when the dialect asks for group commit.
 	gc *committer
@@ -185,7 +188,7 @@ func (s *Store) stmt(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, erro
 	if v, ok := s.stmts.Load(k); ok {
 		return v.(*sql.Stmt), nil
 	}
-	st, err := db.PrepareContext(ctx, q)
+	st, err := db.PrepareContext(ctx, s.sqlText(q))
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +222,7 @@ func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) 
 	// Preparing on the pool would wait for a free connection, and the SQLite
 	// writer has only the one this transaction holds.
 	*q.misses = append(*q.misses, query)
-	return q.tx.PrepareContext(ctx, query)
+	return q.tx.PrepareContext(ctx, q.s.sqlText(query))
 }
 
 func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -238,7 +241,7 @@ func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Resul
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.ExecContext(ctx, q.s.bindArgs(query, args)...)
 }
 
 func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -246,7 +249,7 @@ func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Row
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	return st.QueryContext(ctx, q.s.bindArgs(query, args)...)
 }
 
 // queryRow returns the row; its error (sql.ErrNoRows included) surfaces on Scan.
