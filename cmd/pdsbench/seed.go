@@ -21,6 +21,7 @@ import (
 	_ "modernc.org/sqlite"             // the "sqlite" driver, for the bulk seed
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store/postgres"
 )
 
 // freshDatabase makes an empty database of the engine and returns what
@@ -49,15 +50,12 @@ func freshDatabase(ctx context.Context, engine, dir, pgURL string, keep bool) (s
 		}
 		admin.Close()
 	}
-	u, err := url.Parse(pgURL)
+	u, err := postgres.WithSetting(pgURL, "search_path", schema)
 	if err != nil {
 		drop()
 		return "", nil, err
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), drop, nil
+	return u, drop, nil
 }
 
 // rawDB opens the database without the store, for what no store method

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -142,14 +141,11 @@ func postgresSchema(t testing.TB) string {
 		defer db.Close()
 		_, _ = db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
 	})
-	u, err := url.Parse(base)
+	u, err := postgres.WithSetting(base, "search_path", schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return u
 }
 
 // Engines lists every engine; tests run their cases against each.

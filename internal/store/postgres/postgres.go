@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	neturl "net/url"
 	"runtime"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,6 +26,12 @@ var migrations embed.FS
 
 // Open connects to the database at url and applies the migrations.
 func Open(ctx context.Context, url string) (store.Store, error) {
+	// Rate-limit counts may be lost in a crash, so their pool does not wait
+	// for the WAL flush (Store.SetCounterPool).
+	counterURL, err := WithSetting(url, "synchronous_commit", "off")
+	if err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		return nil, err
@@ -37,7 +42,7 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 		db.Close()
 		return nil, err
 	}
-	counter, err := sql.Open("pgx", withRuntimeParam(url, "synchronous_commit", "off"))
+	counter, err := sql.Open("pgx", counterURL)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -60,21 +65,11 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 // costs the server a process.
 func poolSize() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
-// withRuntimeParam adds a server setting to a connection URL; pgx sends
-// unknown query parameters to the server as settings of the session.
-func withRuntimeParam(raw, name, value string) string {
-	u, err := neturl.Parse(raw)
-	if err != nil {
-		return raw // sql.Open reports the bad URL
-	}
-	q := u.Query()
-	q.Set(name, value)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // Migrate applies the migrations to the database at url.
 func Migrate(ctx context.Context, url string) error {
+	if _, _, err := parseURL(url); err != nil {
+		return err
+	}
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		return err
