@@ -302,13 +302,8 @@ func (c *committer) runTx(batch []*txJob, more, savepoints bool) (ran []*txJob, 
 	if err != nil {
 		return batch, nil, err
 	}
-	var misses []string
-	defer func() {
-		for _, q := range misses {
-			_, _ = c.s.stmt(ctx, c.s.w, q)
-		}
-	}()
-	q := querier{s: c.s, db: c.s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	q, done := c.s.txQuerier(ctx, c.s.w, tx)
+	defer done()
 	run := c.runBare
 	if savepoints {
 		run = c.runJob
@@ -390,13 +385,8 @@ gather:
 		answer(live, err)
 		return
 	}
-	var misses []string
-	defer func() {
-		for _, q := range misses {
-			_, _ = c.s.stmt(ctx, c.s.w, q)
-		}
-	}()
-	q := querier{s: c.s, db: c.s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	q, done := c.s.txQuerier(ctx, c.s.w, tx)
+	defer done()
 	for _, j := range live {
 		if err := callJob(q, j); err != nil {
 			_ = tx.Rollback()
@@ -423,13 +413,8 @@ func (c *committer) runAloneJob(j *txJob) {
 		j.done <- err
 		return
 	}
-	var misses []string
-	defer func() {
-		for _, q := range misses {
-			_, _ = c.s.stmt(ctx, c.s.w, q)
-		}
-	}()
-	q := querier{s: c.s, db: c.s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	q, done := c.s.txQuerier(ctx, c.s.w, tx)
+	defer done()
 	if err := callJob(q, j); err != nil {
 		_ = tx.Rollback()
 		j.done <- err

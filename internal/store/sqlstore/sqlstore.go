@@ -287,6 +287,18 @@ func (s *Store) reader() querier { return querier{s: s, db: s.r} }
 // writer is for single-statement writes outside a transaction.
 func (s *Store) writer() querier { return querier{s: s, db: s.w} }
 
+// txQuerier is the querier of tx, a transaction on db. done, called once
+// the transaction has ended, adds the statements it had to prepare on its
+// own connection to the pool's cache.
+func (s *Store) txQuerier(ctx context.Context, db *sql.DB, tx *sql.Tx) (q querier, done func()) {
+	var misses []string
+	return querier{s: s, db: db, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}, func() {
+		for _, query := range misses {
+			_, _ = s.stmt(ctx, db, query)
+		}
+	}
+}
+
 // inTx runs fn in a write transaction, committing when fn returns nil. With
 // group commit the transaction is a savepoint of a transaction shared with
 // other callers; either way inTx returns nil only once fn's work has
@@ -299,13 +311,9 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 	if err != nil {
 		return err
 	}
-	var misses []string
-	defer func() {
-		for _, q := range misses {
-			_, _ = s.stmt(ctx, s.w, q)
-		}
-	}()
-	if err := fn(querier{s: s, db: s.w, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}); err != nil {
+	q, done := s.txQuerier(ctx, s.w, tx)
+	defer done()
+	if err := fn(q); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -342,21 +350,17 @@ func (s *Store) inReadTx(ctx context.Context, fn func(q querier) error) error {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a read-only transaction has nothing to keep
-	var misses []string
-	defer func() {
-		for _, q := range misses {
-			_, _ = s.stmt(ctx, s.r, q)
-		}
-	}()
-	if err := fn(querier{s: s, db: s.r, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}); err != nil {
+	q, done := s.txQuerier(ctx, s.r, tx)
+	defer done()
+	if err := fn(q); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
 // sqlArgs collects the arguments of a query built piece by piece and hands
-// out their numbered placeholders ($1, $2, ...), which both engines read,
-// so no SQL text is rewritten at run time.
+// out their numbered placeholders ($1, $2, ...), which both engines read
+// (SQLite's statements are rewritten once, when prepared: bareparams.go).
 type sqlArgs []any
 
 // add appends v and returns its placeholder.
