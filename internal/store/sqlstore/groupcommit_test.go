@@ -36,6 +36,29 @@ func rowsOf(t *testing.T, st *sqlstore.Store, k int) int {
 	return n
 }
 
+// checkWhole fails unless writer i left both its rows when it was
+// acknowledged and none when it failed (with failure).
+func checkWhole(t *testing.T, st *sqlstore.Store, i int, acknowledged bool, failure any) {
+	t.Helper()
+	got := rowsOf(t, st, i)
+	switch {
+	case acknowledged && got != 2:
+		t.Errorf("writer %d acknowledged with %d of its 2 rows", i, got)
+	case !acknowledged && got != 0:
+		t.Errorf("writer %d failed (%v) and left %d rows", i, failure, got)
+	}
+}
+
+// checkNoSlowRows fails if a row of an INSERT interrupted by its context
+// ending was kept.
+func checkNoSlowRows(t *testing.T, st *sqlstore.Store) {
+	t.Helper()
+	var slow int
+	if err := st.Reader().QueryRow(`SELECT count(*) FROM gc_test WHERE v = 'slow'`).Scan(&slow); err != nil || slow != 0 {
+		t.Errorf("%d rows of the interrupted INSERTs (%v)", slow, err)
+	}
+}
+
 // TestGroupCommitSavepoints runs many concurrent write transactions on
 // SQLite, which group commit runs together; some fail, by their own error,
 // by a constraint violation after a first write, or by their context ending
@@ -82,15 +105,7 @@ func TestGroupCommitSavepoints(t *testing.T) {
 	}
 	wg.Wait()
 	for i, err := range errs {
-		got := rowsOf(t, st, i)
-		switch {
-		case err == nil:
-			if got != 2 {
-				t.Errorf("writer %d acknowledged with %d of its 2 rows", i, got)
-			}
-		case got != 0:
-			t.Errorf("writer %d failed (%v) and left %d rows", i, err, got)
-		}
+		checkWhole(t, st, i, err == nil, err)
 		if i%10 == 3 && !errors.Is(err, errOwn) {
 			t.Errorf("writer %d: %v, want its own error", i, err)
 		}
@@ -105,10 +120,7 @@ func TestGroupCommitSavepoints(t *testing.T) {
 			t.Errorf("writer %d failed: %v", i, err)
 		}
 	}
-	var slow int
-	if err := st.Reader().QueryRow(`SELECT count(*) FROM gc_test WHERE v = 'slow'`).Scan(&slow); err != nil || slow != 0 {
-		t.Errorf("%d rows of the interrupted INSERTs (%v)", slow, err)
-	}
+	checkNoSlowRows(t, st)
 }
 
 // TestGroupCommitCancelled: a write whose context has ended, before it is
@@ -412,23 +424,12 @@ func TestGroupCommitOptimisticFailures(t *testing.T) {
 				// A writer fails by its own failure, or by the one before it
 				// ending its context.
 				failed := tc.failures[i] != nil || i > 0 && tc.failures[i-1] != nil && errors.Is(o.err, context.Canceled)
-				got := rowsOf(t, st, i)
-				switch {
-				case o.err == nil && o.panicked == nil:
-					if got != 2 {
-						t.Errorf("writer %d acknowledged with %d of its 2 rows", i, got)
-					}
-				case got != 0:
-					t.Errorf("writer %d failed (%v, %v) and left %d rows", i, o.err, o.panicked, got)
-				}
+				checkWhole(t, st, i, o.err == nil && o.panicked == nil, []any{o.err, o.panicked})
 				if !failed && (o.err != nil || o.panicked != nil) {
 					t.Errorf("writer %d failed with the others: %v, %v", i, o.err, o.panicked)
 				}
 			}
-			var slow int
-			if err := st.Reader().QueryRow(`SELECT count(*) FROM gc_test WHERE v = 'slow'`).Scan(&slow); err != nil || slow != 0 {
-				t.Errorf("%d rows of the interrupted INSERT (%v)", slow, err)
-			}
+			checkNoSlowRows(t, st)
 		})
 	}
 }

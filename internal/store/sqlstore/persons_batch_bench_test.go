@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
 )
@@ -25,26 +23,17 @@ func BenchmarkUpsertPersons(b *testing.B) {
 			}
 			rs := openCounting(b, eng)
 			ctx := context.Background()
-			acc := domain.NewID("acc")
-			if err := rs.CreateAccount(ctx, domain.Account{ID: acc, Name: "bench", CreatedAt: seedEpoch}); err != nil {
-				b.Fatal(err)
-			}
-			text := func(s string) domain.Opt[string] { return domain.Opt[string]{Set: true, Value: s} }
+			acc := benchAccount(b, rs)
 			w := store.Write{Now: seedEpoch, Window: 5 * time.Minute}
 			b.ReportAllocs()
 			var statementsRun int64
-			n := 0
+			var n atomic.Int64
 			size := 100
 			if v, err := strconv.Atoi(os.Getenv("PDS_BATCH_SIZE")); err == nil {
 				size = v
 			}
 			for b.Loop() {
-				items := make([]domain.PersonUpsert, size)
-				for i := range items {
-					n++
-					items[i] = domain.PersonUpsert{ExternalID: text(fmt.Sprintf("b-%d", n)), Email: text(fmt.Sprintf("b-%d@x.test", n)),
-						FirstName: text("First"), LastName: text("Last"), Phone: text("+1555")}
-				}
+				items := newPersons(size, func() int64 { return n.Add(1) })
 				statementsRun += rs.countStatements(func() {
 					if _, err := rs.UpsertPersons(ctx, acc, items, w); err != nil {
 						b.Fatal(err)
@@ -67,22 +56,13 @@ func BenchmarkUpsertPersonsConcurrent(b *testing.B) {
 			}
 			rs := openCounting(b, eng)
 			ctx := context.Background()
-			acc := domain.NewID("acc")
-			if err := rs.CreateAccount(ctx, domain.Account{ID: acc, Name: "bench", CreatedAt: seedEpoch}); err != nil {
-				b.Fatal(err)
-			}
-			text := func(s string) domain.Opt[string] { return domain.Opt[string]{Set: true, Value: s} }
+			acc := benchAccount(b, rs)
 			w := store.Write{Now: seedEpoch, Window: 5 * time.Minute}
 			var n atomic.Int64
 			b.SetParallelism((4 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					items := make([]domain.PersonUpsert, 100)
-					for i := range items {
-						k := n.Add(1)
-						items[i] = domain.PersonUpsert{ExternalID: text(fmt.Sprintf("b-%d", k)), Email: text(fmt.Sprintf("b-%d@x.test", k)),
-							FirstName: text("First"), LastName: text("Last"), Phone: text("+1555")}
-					}
+					items := newPersons(100, func() int64 { return n.Add(1) })
 					res, err := rs.UpsertPersons(ctx, acc, items, w)
 					if err != nil {
 						b.Error(err)

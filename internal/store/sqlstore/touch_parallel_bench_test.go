@@ -15,10 +15,7 @@ import (
 func BenchmarkTouchKeyParallel(b *testing.B) {
 	st := testenv.SQLite.NewStore(b)
 	ctx := context.Background()
-	acc := domain.NewID("acc")
-	if err := st.CreateAccount(ctx, domain.Account{ID: acc, Name: "bench", CreatedAt: seedEpoch}); err != nil {
-		b.Fatal(err)
-	}
+	acc := benchAccount(b, st)
 	key := domain.APIKey{ID: domain.NewID("key"), AccountID: acc, Prefix: "pds_", LastFour: "abcd", Hash: []byte("hash"),
 		Scopes: domain.AllScopes, CreatedAt: seedEpoch}
 	if err := st.CreateKey(ctx, key); err != nil {

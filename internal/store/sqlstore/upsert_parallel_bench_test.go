@@ -24,10 +24,7 @@ func BenchmarkUpsertPersonParallel(b *testing.B) {
 			}
 			st := eng.NewStore(b)
 			ctx := context.Background()
-			acc := domain.NewID("acc")
-			if err := st.CreateAccount(ctx, domain.Account{ID: acc, Name: "bench", CreatedAt: seedEpoch}); err != nil {
-				b.Fatal(err)
-			}
+			acc := benchAccount(b, st)
 			var n atomic.Int64
 			b.SetParallelism(16)
 			b.ResetTimer()
