@@ -33,14 +33,19 @@ func (l *lateStart) pauseAfterNextClaim(d time.Duration) {
 	l.pause = d
 }
 
+// takePause advances the clock by the pause set, once.
+func (l *lateStart) takePause() {
+	l.mu.Lock()
+	pause := l.pause
+	l.pause = 0
+	l.mu.Unlock()
+	l.clock.Advance(pause)
+}
+
 func (l *lateStart) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) ([]domain.DeliveryJob, error) {
 	jobs, err := l.Store.ClaimDeliveriesFairly(ctx, now, lease, c)
 	if len(jobs) > 0 {
-		l.mu.Lock()
-		pause := l.pause
-		l.pause = 0
-		l.mu.Unlock()
-		l.clock.Advance(pause)
+		l.takePause()
 	}
 	return jobs, err
 }
@@ -55,11 +60,7 @@ func (l *lateStart) CloseBursts(ctx context.Context, bursts []domain.Burst, buil
 		return jobs, err
 	})
 	if leased && err == nil {
-		l.mu.Lock()
-		pause := l.pause
-		l.pause = 0
-		l.mu.Unlock()
-		l.clock.Advance(pause)
+		l.takePause()
 	}
 	return closed, err
 }
