@@ -290,16 +290,6 @@ type deliveryState struct {
 // finishChunk bounds the rows of one multi-row statement of a batch.
 const finishChunk = 100
 
-// stmtParams bounds the parameters of one multi-row INSERT. The SQLite
-// driver looks each parameter's name up in a list as long as the
-// statement's parameters, so binding costs the square of their number: a
-// hundred deliveries of 14 values each spent more time binding than
-// writing. A few more statements of a few hundred parameters cost less.
-const stmtParams = 256
-
-// rowsPerInsert is how many rows of perRow values one INSERT takes.
-func rowsPerInsert(perRow int) int { return max(1, min(finishChunk, stmtParams/perRow)) }
-
 // FinishAttempts records attempts in one transaction. The subscription rows
 // are locked before the delivery rows, each in id order, the order every
 // transaction that touches both follows.
@@ -386,7 +376,7 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 		if err := updates.flush(ctx, q); err != nil {
 			return err
 		}
-		for chunk := range slices.Chunk(attemptRows, rowsPerInsert(attemptValues)) {
+		for chunk := range slices.Chunk(attemptRows, finishChunk) {
 			if err := insertAttempts(ctx, q, chunk); err != nil {
 				return err
 			}
@@ -498,9 +488,6 @@ func lockDeliveries(ctx context.Context, q querier, ids []any) (map[string]*deli
 	}
 	return out, nil
 }
-
-// attemptValues is the number of values of an attempt's row.
-const attemptValues = 6
 
 func insertAttempts(ctx context.Context, q querier, rows [][]any) error {
 	var a sqlArgs

@@ -131,7 +131,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 			}
 			rows = append(rows, ds...)
 		}
-		for chunk := range slices.Chunk(rows, rowsPerInsert(deliveryValues)) {
+		for chunk := range slices.Chunk(rows, finishChunk) {
 			if err := insertDeliveries(ctx, q, chunk); err != nil {
 				return err
 			}
@@ -286,9 +286,6 @@ func activeSubscriptions(ctx context.Context, q querier, accounts []string) (map
 	}
 	return out, nil
 }
-
-// deliveryValues is the number of values of a delivery's row.
-const deliveryValues = 12
 
 // insertDeliveries writes new deliveries, each leased to its maker when it
 // carries a lease token: a claim that would follow at once would cost the
