@@ -12,14 +12,22 @@ import (
 // scanner is a row or rows: anything with Scan.
 type scanner interface{ Scan(dest ...any) error }
 
+// checkPage refuses a page the API layer should never have asked for.
+func checkPage(p domain.PageRequest) error {
+	if p.Page < 1 || p.Size < 1 {
+		return fmt.Errorf("list page %d of size %d: both must be at least 1", p.Page, p.Size)
+	}
+	return nil
+}
+
 // listPage reads one page of the rows fromWhere selects, in orderBy order,
 // and their total. Two statements rather than COUNT(*) OVER (): the window
 // makes the engine visit every matching row for each page, where the page
 // query alone stops after LIMIT rows of the list index.
 func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy string, args []any,
 	p domain.PageRequest, scan func(scanner) (T, error)) ([]T, int, error) {
-	if p.Page < 1 || p.Size < 1 {
-		return nil, 0, fmt.Errorf("list page %d of size %d: both must be at least 1", p.Page, p.Size)
+	if err := checkPage(p); err != nil {
+		return nil, 0, err
 	}
 	var total int
 	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+fromWhere, args...).Scan(&total); err != nil {

@@ -76,8 +76,8 @@ func readPersonBy(ctx context.Context, q querier, query, accountID, key string) 
 // person or none: one statement reads it, and the total is whether it was
 // found.
 func lookupPersons(ctx context.Context, q querier, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error) {
-	if p.Page < 1 || p.Size < 1 {
-		return nil, 0, fmt.Errorf("list page %d of size %d: both must be at least 1", p.Page, p.Size)
+	if err := checkPage(p); err != nil {
+		return nil, 0, err
 	}
 	query, key := q.s.personReads.byExternalID, sel.Key
 	if sel.Mode == domain.PersonByEmail {

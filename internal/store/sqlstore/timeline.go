@@ -310,8 +310,8 @@ func floorDivSQL(x, w string) string {
 // row located through the counts; page reads limit rows from pos on.
 func timelinePage[T any](ctx context.Context, q querier, r timelineRange, desc bool, p domain.PageRequest,
 	page func(pos position, limit int) ([]T, error)) ([]T, int, error) {
-	if p.Page < 1 || p.Size < 1 {
-		return nil, 0, fmt.Errorf("list page %d of size %d: both must be at least 1", p.Page, p.Size)
+	if err := checkPage(p); err != nil {
+		return nil, 0, err
 	}
 	r.lo, r.hi = max(r.lo, timelineMin), min(r.hi, timelineMax)
 	if r.lo >= r.hi {
