@@ -36,6 +36,17 @@ func rowsOf(t *testing.T, st *sqlstore.Store, k int) int {
 	return n
 }
 
+// takeKey stores key -1, which writers that must fail by a constraint
+// violation insert again.
+func takeKey(t *testing.T, st *sqlstore.Store) {
+	t.Helper()
+	if err := st.InTx(context.Background(), func(exec func(string, ...any) error) error {
+		return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'taken')`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkWhole fails unless writer i left both its rows when it was
 // acknowledged and none when it failed (with failure).
 func checkWhole(t *testing.T, st *sqlstore.Store, i int, acknowledged bool, failure any) {
@@ -68,12 +79,7 @@ func checkNoSlowRows(t *testing.T, st *sqlstore.Store) {
 func TestGroupCommitSavepoints(t *testing.T) {
 	t.Parallel()
 	st := groupCommitStore(t)
-	ctx := context.Background()
-	if err := st.InTx(ctx, func(exec func(string, ...any) error) error {
-		return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'taken')`)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	takeKey(t, st)
 	errOwn := errors.New("own failure")
 	const writers = 400
 	errs := make([]error, writers)
@@ -239,11 +245,7 @@ func TestGroupCommitAloneTogether(t *testing.T) {
 	t.Parallel()
 	st := groupCommitStore(t)
 	ctx := context.Background()
-	if err := st.InTx(ctx, func(exec func(string, ...any) error) error {
-		return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'taken')`)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	takeKey(t, st)
 	errOwn := errors.New("own failure")
 	const writers = 300
 	errs := make([]error, writers)
@@ -369,11 +371,7 @@ func TestGroupCommitOptimisticFailures(t *testing.T) {
 			t.Parallel()
 			st := groupCommitStore(t)
 			ctx := context.Background()
-			if err := st.InTx(ctx, func(exec func(string, ...any) error) error {
-				return exec(`INSERT INTO gc_test (k, v) VALUES (-1, 'taken')`)
-			}); err != nil {
-				t.Fatal(err)
-			}
+			takeKey(t, st)
 			ctxs := make([]context.Context, writers)
 			cancels := make([]context.CancelFunc, writers)
 			for i := range ctxs {
