@@ -10,18 +10,32 @@ import (
 
 // changeCounter is SQLite's sqlstore.KeySync. Every change to a key bumps
 // the one row of key_changes in the same transaction (triggers, migration
-// 00021), whichever process makes it, and every Sync reads it: a read
+// 00021), whichever process makes it, and a Sync reads it: a read
 // transaction that starts after a change committed sees it, so when the
-// count moved the cache is emptied before the key is looked up. Reading the
-// one-column row costs less than half of reading the key by hash (about 17
-// against 40 us in a parallel micro-benchmark on 2 cores): that difference
-// is what the cache buys on SQLite.
+// count moved the cache is emptied before the key is looked up.
+//
+// Concurrent requests share reads, as PostgreSQL's keyWatch shares round
+// trips: a request that finds no read under way reads the counter itself;
+// one that finds a read under way waits for the next read, which starts
+// only once that one has ended, so after the request arrived. Under load a
+// read answers every request that came in while the last one ran, instead
+// of each request paying a read transaction of its own (a tenth of a Get
+// Person's CPU).
 type changeCounter struct {
 	st   *sqlstore.Store
 	read *sql.Stmt
 
-	mu   sync.Mutex
-	seen int64
+	mu      sync.Mutex
+	seen    int64
+	reading bool          // a read is under way
+	next    *counterRound // the read that requests arriving now wait for
+}
+
+// counterRound is one read of the counter, shared by the requests that
+// arrived before it started.
+type counterRound struct {
+	done chan struct{}
+	err  error
 }
 
 func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB) (*changeCounter, error) {
@@ -32,8 +46,59 @@ func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB) (*chan
 	return &changeCounter{st: st, read: read}, nil
 }
 
-// Sync reads the counter and empties the cache when it moved.
+// Sync returns once a read of the counter that started after it was
+// called has emptied the cache if the counter moved.
 func (c *changeCounter) Sync(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.reading {
+		c.reading = true
+		c.mu.Unlock()
+		err := c.readCounter(ctx)
+		if r := c.takeNext(); r != nil {
+			go c.serve(r)
+		}
+		return err
+	}
+	r := c.next
+	if r == nil {
+		r = &counterRound{done: make(chan struct{})}
+		c.next = r
+	}
+	c.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// serve runs r and every read requested while it ran, until none is.
+func (c *changeCounter) serve(r *counterRound) {
+	for r != nil {
+		// No single waiter's context may cut a read that others wait for.
+		r.err = c.readCounter(context.Background())
+		close(r.done)
+		r = c.takeNext()
+	}
+}
+
+// takeNext returns the read requested meanwhile, or nil after marking
+// that no read is under way.
+func (c *changeCounter) takeNext() *counterRound {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.next
+	c.next = nil
+	if r == nil {
+		c.reading = false
+	}
+	return r
+}
+
+// readCounter reads the counter and empties the cache when it moved.
+// Reads never overlap, so a later read never sees an older count.
+func (c *changeCounter) readCounter(ctx context.Context) error {
 	var n int64
 	if err := c.read.QueryRowContext(ctx).Scan(&n); err != nil {
 		return err

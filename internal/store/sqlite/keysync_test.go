@@ -1,0 +1,86 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store/sqlite"
+)
+
+// TestSharedCounterReadsMissNoRevocation: while other requests keep the
+// counter's reads busy, a key revoked through another store on the same
+// file (another process, as far as the cache can tell) is refused on the
+// very next lookup. A lookup that joined a read already under way, which
+// may have started before the revocation committed, would serve the key
+// unrevoked.
+func TestSharedCounterReadsMissNoRevocation(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "pds.db")
+	server, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	admin, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	now := time.Now()
+	acc := domain.Account{ID: domain.NewID("acc"), Name: "a", CreatedAt: now}
+	if err := admin.CreateAccount(ctx, acc); err != nil {
+		t.Fatal(err)
+	}
+	mint := func() domain.APIKey {
+		t.Helper()
+		k, _, err := service.MintKey(ctx, admin, service.KeyRequest{AccountID: acc.ID, Scopes: domain.AllScopes}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+
+	busy := mint()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := server.KeyByHash(ctx, busy.Hash); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+
+	for i := range 100 {
+		k := mint()
+		if got, err := server.KeyByHash(ctx, k.Hash); err != nil || got.RevokedAt != nil {
+			t.Fatalf("round %d: fresh key: %+v, %v", i, got, err)
+		}
+		if err := admin.RevokeKey(ctx, k.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		got, err := server.KeyByHash(ctx, k.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.RevokedAt == nil {
+			t.Fatalf("round %d: a key revoked by another process was served unrevoked", i)
+		}
+	}
+}
