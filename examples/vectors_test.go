@@ -1,5 +1,5 @@
 // Package examples holds receiver snippets in other languages than Go
-// (verify-node) and this test, which makes them decide, like
+// (verify-node, verify-python) and this test, which makes them decide, like
 // pkg/webhookverify, on deliveries signed by the code the server signs with.
 package examples
 
@@ -228,8 +228,8 @@ func vectors(t *testing.T) []vector {
 	return vs
 }
 
-// TestReceiverSnippetsAgreeWithGo makes the Go verifier, then the Node
-// snippet, decide every vector, and fails on any decision that is
+// TestReceiverSnippetsAgreeWithGo makes the Go verifier, then the Node and
+// Python snippets, decide every vector, and fails on any decision that is
 // not the expected one: the same kind of error, not just a refusal.
 func TestReceiverSnippetsAgreeWithGo(t *testing.T) {
 	vs := vectors(t)
@@ -260,6 +260,7 @@ func TestReceiverSnippetsAgreeWithGo(t *testing.T) {
 
 	for _, snippet := range []struct{ name, tool string }{
 		{"node", "node"},
+		{"python", "python3"},
 	} {
 		t.Run(snippet.name, func(t *testing.T) {
 			if _, err := exec.LookPath(snippet.tool); err != nil {
@@ -270,6 +271,8 @@ func TestReceiverSnippetsAgreeWithGo(t *testing.T) {
 			}
 			args := map[string][]string{
 				"node": {"verify-node/run_vectors.mjs", file},
+				// -B: no __pycache__ written into the source tree.
+				"python": {"-B", "verify-python/run_vectors.py", file},
 			}[snippet.name]
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
