@@ -48,6 +48,13 @@ func Document() (*openapi3.T, error) {
 	return c.doc, nil
 }
 
+// CheckResponse validates one response to method and rawPath (the path and
+// query string as sent) against the contract, as Env.Do does, for tests that
+// send their requests through a client of their own.
+func CheckResponse(method, rawPath string, status int, header http.Header, body []byte) error {
+	return checkResponse(method, rawPath, status, header, body)
+}
+
 // checkResponse validates one response against the operation the request
 // matches in the contract. A request that matches no operation must have
 // been answered with a problem document (unknown route, wrong method).
