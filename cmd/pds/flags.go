@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,7 +30,7 @@ type commonFlags struct {
 func parse(fs *flag.FlagSet, args []string) error {
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		name := "PDS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		name := envName(f.Name)
 		// An empty variable counts as unset, as shells and container
 		// environments often leave them.
 		if v := os.Getenv(name); v != "" && envErr == nil {
@@ -39,10 +40,29 @@ func parse(fs *flag.FlagSet, args []string) error {
 		}
 	})
 	if envErr != nil {
-		return envErr
+		return usageError{envErr}
 	}
-	return fs.Parse(flagsFirst(fs, args))
+	if err := fs.Parse(flagsFirst(fs, args)); err != nil && !errors.Is(err, flag.ErrHelp) {
+		return usageError{err}
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
+
+// envName is the environment variable of a flag: PDS_ and its name in
+// capitals, dashes as underscores.
+func envName(flag string) string {
+	return "PDS_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// usageError is a command line or setting the user must correct; pds
+// exits with status 2 on one, as command-line tools do, and 1 on any other
+// failure.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
 // flagsFirst moves flags ahead of positional arguments, so that
 // "pds keys revoke KEY_ID --json" reads like "pds keys revoke --json KEY_ID";

@@ -37,15 +37,28 @@ func main() {
 		if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &logged) {
 			fmt.Fprintln(os.Stderr, "pds:", err)
 		}
-		os.Exit(1)
+		os.Exit(exitStatus(err))
 	}
+}
+
+// exitStatus is 0 after -h, 2 for a usage error (a bad command line or
+// setting), 1 for any other failure.
+func exitStatus(err error) int {
+	var usage usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		return 2
+	}
+	return 1
 }
 
 // run dispatches a command line; tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+		return usageError{errors.New("no command given")}
 	}
 	env := cmdEnv{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	switch args[0] {
@@ -64,7 +77,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return usageError{fmt.Errorf("unknown command %q", args[0])}
 }
 
 type cmdEnv struct {

@@ -38,6 +38,7 @@ type serveConfig struct {
 	webhookPerSub       int
 	metricsAddr         string
 	shutdownGracePeriod time.Duration
+	tlsCert, tlsKey     string
 }
 
 func (e cmdEnv) serve(args []string) error {
@@ -54,7 +55,7 @@ func (e cmdEnv) serve(args []string) error {
 func serveFlags(fs *flag.FlagSet) *serveConfig {
 	cfg := &serveConfig{}
 	fs.StringVar(&cfg.addr, "addr", ":8080", "listen address")
-	fs.StringVar(&cfg.publicURL, "public-url", "http://localhost:8080", "base of 0_person_url and links")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "base of 0_person_url and links (default: http://, or https:// with --tls-cert, the host of --addr or localhost, and the port bound)")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", 600, "default requests per key per minute")
 	fs.IntVar(&cfg.customFieldLimit, "custom-field-limit", 100, "live custom fields per account")
 	fs.DurationVar(&cfg.webhookWindow, "webhook-window", 5*time.Minute, "coalescing window (Go duration)")
@@ -71,22 +72,45 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 		"delivery attempts one instance runs at once for one subscription (a slow receiver holds no more)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (e.g. 127.0.0.1:9090); off when empty")
 	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish on SIGTERM")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM); needs --tls-key")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
 	return cfg
 }
 
 // runServer serves until the command's context ends.
 func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	if cfg.rateLimit < 1 || cfg.customFieldLimit < 1 || cfg.webhookWindow <= 0 || cfg.webhookTimeout <= 0 {
-		return errors.New("serve: --rate-limit, --custom-field-limit, --webhook-window and --webhook-timeout must be positive")
+		return usageError{errors.New("serve: --rate-limit, --custom-field-limit, --webhook-window and --webhook-timeout must be positive")}
 	}
-	cfg.publicURL = strings.TrimRight(cfg.publicURL, "/")
 	hooks, err := webhookSettings(cfg)
 	if err != nil {
 		return err
 	}
+	tlsConfig, err := loadTLS(cfg.tlsCert, cfg.tlsKey)
+	if err != nil {
+		return err
+	}
+	// Bound before the database is opened: a taken address creates no
+	// file, account or key.
+	ln, err := listen("addr", cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" {
+		if metricsLn, err = listen("metrics-addr", cfg.metricsAddr); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
+	if cfg.publicURL == "" {
+		cfg.publicURL = defaultPublicURL(cfg.addr, ln.Addr(), tlsConfig != nil)
+	}
+	cfg.publicURL = strings.TrimRight(cfg.publicURL, "/")
 
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	// From here on a failure (the database unreachable, the address taken)
+	// From here on a failure (the database unreachable, say)
 	// is a line of the JSON log like every other, not plain text beside it.
 	defer func() {
 		if err != nil {
@@ -101,7 +125,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	}
 	defer st.Close()
 	clk := clock.System{}
-	if err := e.bootstrap(st, clk, c.json, cfg.addr); err != nil {
+	if err := e.bootstrap(st, clk, c.json, cfg.publicURL); err != nil {
 		return err
 	}
 
@@ -113,18 +137,13 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		Webhook:          hooks,
 	}
 	var observer webhook.Observer
-	var metricsLn net.Listener
-	if cfg.metricsAddr != "" {
+	if metricsLn != nil {
 		m := metrics.New()
 		m.WatchBacklog(st, clk)
 		if p, ok := st.(metrics.PoolSource); ok {
 			m.WatchPools(p)
 		}
 		apiCfg.Metrics, observer = m, m
-		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
-			return fmt.Errorf("--metrics-addr: %w", err)
-		}
-		defer metricsLn.Close()
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
 		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog(log)}
@@ -134,13 +153,8 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	}
 	srv := httpapi.New(apiCfg, st, clk, limiterFor(st), log)
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
 	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log, observer)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	hs := &http.Server{
@@ -150,10 +164,17 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          errorLog(log),
+		TLSConfig:         tlsConfig,
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "engine", st.Engine(), "public_url", cfg.publicURL)
+	log.Info("serving", "addr", ln.Addr().String(), "engine", st.Engine(), "public_url", cfg.publicURL, "tls", tlsConfig != nil)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if tlsConfig != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 
 	select {
 	case err := <-errc:
@@ -199,7 +220,7 @@ func limiterFor(st store.Store) ratelimit.Limiter {
 }
 
 // bootstrap prints the first key on a fresh database, once.
-func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, addr string) error {
+func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, publicURL string) error {
 	k, full, err := service.Bootstrap(e.ctx, st, clk.Now())
 	if err != nil || full == "" {
 		return err
@@ -211,16 +232,6 @@ func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, addr str
 	}
 	fmt.Fprintf(e.stdout, "\nCreated account \"default\" (%s) and an API key with every scope.\n", k.AccountID)
 	fmt.Fprintf(e.stdout, "The key is shown once; store it now:\n\n  %s\n\n", full)
-	fmt.Fprintf(e.stdout, "Try: curl -H 'Authorization: Bearer %s' http://localhost%s/me\n\n", full, portOf(addr))
+	fmt.Fprintf(e.stdout, "Try: curl -H 'Authorization: Bearer %s' %s/me\n\n", full, publicURL)
 	return nil
-}
-
-func portOf(addr string) string {
-	if addr == "" {
-		return ":8080"
-	}
-	if _, port, err := net.SplitHostPort(addr); err == nil {
-		return ":" + port
-	}
-	return ":8080"
 }

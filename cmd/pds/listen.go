@@ -1,0 +1,65 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// listen binds addr, the value of flag (and its PDS_* variable), before
+// anything else happens: a taken address must cost the user no database,
+// account or key.
+func listen(flag, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		reason := err
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			reason = op.Err // "bind: address already in use", without the repetition
+		}
+		return nil, fmt.Errorf("--%s (%s) %q: cannot listen: %w (e.g. --%s 127.0.0.1:8080, or :0 for any free port)",
+			flag, envName(flag), addr, reason, flag)
+	}
+	return ln, nil
+}
+
+// defaultPublicURL is where clients reach a server that listens on addr
+// (as given) and was bound to bound: the host addr names, or localhost
+// when it names none or every interface, and the port actually bound, so
+// that ":0" yields the port chosen.
+func defaultPublicURL(addr string, bound net.Addr, useTLS bool) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = ""
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	port := ""
+	if tcp, ok := bound.(*net.TCPAddr); ok {
+		port = strconv.Itoa(tcp.Port)
+	}
+	scheme := "http"
+	if useTLS {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// loadTLS reads the certificate and key of --tls-cert and --tls-key; both
+// or neither must be given. It returns nil for plain HTTP.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil, nil
+	case certFile == "" || keyFile == "":
+		return nil, usageError{errors.New("--tls-cert and --tls-key (PDS_TLS_CERT, PDS_TLS_KEY) go together: give both files, or neither for plain HTTP")}
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %q, --tls-key %q: %w (both PEM files: the certificate chain and its private key)", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
