@@ -25,6 +25,7 @@ Usage:
   pds keys revoke KEY_ID                  revoke a key, effective on the next request
   pds import campaigns|projects|custom-fields --account ID FILE   (JSON lines; - reads stdin)
   pds import persons --account ID FILE                         upsert persons: Upsert Person lines + tag_ids
+  pds backup FILE                         copy a live SQLite database to a new FILE, checked (PostgreSQL: pg_dump)
 
 Every command takes --database (PDS_DATABASE) and --json. Run "pds COMMAND -h" for its flags.
 `
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return env.keys(args[1:])
 	case "import":
 		return env.importCmd(args[1:])
+	case "backup":
+		return env.backup(args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
