@@ -12,7 +12,7 @@ import (
 
 func (e cmdEnv) accounts(args []string) error {
 	if len(args) == 0 {
-		return errors.New("accounts: say create or list")
+		return usageError{errors.New("accounts: say create or list")}
 	}
 	fs, c := e.newFlags("accounts " + args[0])
 	switch args[0] {
@@ -22,7 +22,7 @@ func (e cmdEnv) accounts(args []string) error {
 			return err
 		}
 		if strings.TrimSpace(*name) == "" {
-			return errors.New("accounts create: --name is required")
+			return usageError{errors.New("accounts create: --name is required; e.g. --name acme")}
 		}
 		st, err := openStore(e.ctx, c.database)
 		if err != nil {
@@ -65,7 +65,7 @@ func (e cmdEnv) accounts(args []string) error {
 		e.table("ID\tNAME\tCREATED", rows)
 		return nil
 	}
-	return fmt.Errorf("accounts: unknown subcommand %q", args[0])
+	return usageError{fmt.Errorf("accounts: unknown subcommand %q; say create or list", args[0])}
 }
 
 func accountJSON(a domain.Account) map[string]any {
@@ -74,7 +74,7 @@ func accountJSON(a domain.Account) map[string]any {
 
 func (e cmdEnv) keys(args []string) error {
 	if len(args) == 0 {
-		return errors.New("keys: say create, list or revoke")
+		return usageError{errors.New("keys: say create, list or revoke")}
 	}
 	fs, c := e.newFlags("keys " + args[0])
 	switch args[0] {
@@ -88,11 +88,11 @@ func (e cmdEnv) keys(args []string) error {
 			return err
 		}
 		if *account == "" {
-			return errors.New("keys create: --account is required")
+			return usageError{errors.New("keys create: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 		}
 		sc, err := domain.ParseScopes(*scopes)
 		if err != nil {
-			return fmt.Errorf("keys create: --scopes: %w", err)
+			return badSetting("scopes", *scopes, err.Error())
 		}
 		req := service.KeyRequest{AccountID: *account, Scopes: sc, ExpiresIn: *expiresIn}
 		if *name != "" {
@@ -124,7 +124,7 @@ func (e cmdEnv) keys(args []string) error {
 			return err
 		}
 		if *account == "" {
-			return errors.New("keys list: --account is required")
+			return usageError{errors.New("keys list: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 		}
 		st, err := openStore(e.ctx, c.database)
 		if err != nil {
@@ -162,7 +162,7 @@ func (e cmdEnv) keys(args []string) error {
 			return err
 		}
 		if fs.NArg() != 1 {
-			return errors.New("keys revoke: give exactly one KEY_ID")
+			return usageError{errors.New("keys revoke: give exactly one KEY_ID (pds keys list)")}
 		}
 		st, err := openStore(e.ctx, c.database)
 		if err != nil {
@@ -179,7 +179,7 @@ func (e cmdEnv) keys(args []string) error {
 		fmt.Fprintf(e.stdout, "Revoked key %s.\n", id)
 		return nil
 	}
-	return fmt.Errorf("keys: unknown subcommand %q", args[0])
+	return usageError{fmt.Errorf("keys: unknown subcommand %q; say create, list or revoke", args[0])}
 }
 
 func keyJSON(k domain.APIKey) map[string]any {

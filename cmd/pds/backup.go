@@ -19,6 +19,9 @@ func (e cmdEnv) backup(args []string) error {
 		return usageError{errors.New("pds backup copies SQLite databases; back up PostgreSQL with its own tools, " +
 			"e.g. pg_dump --format=custom --file=pds.dump 'postgres://...' (restore with pg_restore)")}
 	}
+	if err := checkDatabase(c.database); err != nil {
+		return err
+	}
 	if fs.NArg() != 1 {
 		return usageError{errors.New("usage: pds backup [--database pds.db] [--json] FILE (a new file: the copy)")}
 	}

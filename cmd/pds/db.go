@@ -15,6 +15,9 @@ func isPostgres(database string) bool {
 
 // openStore opens the engine the --database value names, migrating it.
 func openStore(ctx context.Context, database string) (store.Store, error) {
+	if err := checkDatabase(database); err != nil {
+		return nil, err
+	}
 	if isPostgres(database) {
 		return postgres.Open(ctx, database)
 	}
@@ -26,10 +29,12 @@ func (e cmdEnv) migrate(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	var err error
-	if isPostgres(c.database) {
+	err := checkDatabase(c.database)
+	switch {
+	case err != nil:
+	case isPostgres(c.database):
 		err = postgres.Migrate(e.ctx, c.database)
-	} else {
+	default:
 		err = sqlite.Migrate(e.ctx, c.database)
 	}
 	if err != nil {

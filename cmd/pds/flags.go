@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 )
@@ -23,31 +21,6 @@ func (e cmdEnv) newFlags(name string) (*flag.FlagSet, *commonFlags) {
 type commonFlags struct {
 	database string
 	json     bool
-}
-
-// parse applies PDS_* environment variables as defaults, then the flags,
-// which win.
-func parse(fs *flag.FlagSet, args []string) error {
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := envName(f.Name)
-		// An empty variable counts as unset, as shells and container
-		// environments often leave them.
-		if v := os.Getenv(name); v != "" && envErr == nil {
-			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("%s: %w", name, err)
-			}
-		}
-	})
-	if envErr != nil {
-		return usageError{envErr}
-	}
-	if err := fs.Parse(flagsFirst(fs, args)); err != nil && !errors.Is(err, flag.ErrHelp) {
-		return usageError{err}
-	} else if err != nil {
-		return err
-	}
-	return nil
 }
 
 // envName is the environment variable of a flag: PDS_ and its name in

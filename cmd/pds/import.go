@@ -29,14 +29,14 @@ const maxReportedLines = 20
 // transaction: a bad line imports nothing of the file.
 func (e cmdEnv) importCmd(args []string) error {
 	if len(args) == 0 {
-		return errors.New("import: say campaigns, projects, custom-fields or persons")
+		return usageError{errors.New("import: say campaigns, projects, custom-fields or persons")}
 	}
 	kind := args[0]
 	if kind == "persons" {
 		return e.importPersons(args[1:])
 	}
 	if _, ok := importHelp[kind]; !ok {
-		return fmt.Errorf("import: unknown kind %q; say campaigns, projects, custom-fields or persons", kind)
+		return usageError{fmt.Errorf("import: unknown kind %q; say campaigns, projects, custom-fields or persons", kind)}
 	}
 	fs, c := e.newFlags("import " + kind)
 	account := fs.String("account", "", "account id (required)")
@@ -50,10 +50,10 @@ func (e cmdEnv) importCmd(args []string) error {
 		return err
 	}
 	if *account == "" {
-		return fmt.Errorf("import %s: --account is required", kind)
+		return usageError{fmt.Errorf("import %s: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)", kind)}
 	}
 	if len(files) != 1 {
-		return fmt.Errorf("import %s: give exactly one FILE of JSON lines, or - to read stdin", kind)
+		return usageError{fmt.Errorf("import %s: give exactly one FILE of JSON lines, or - to read stdin", kind)}
 	}
 	in, closeIn, err := e.openInput(files[0])
 	if err != nil {

@@ -50,11 +50,11 @@ func (e cmdEnv) importPersons(args []string) error {
 	}
 	switch {
 	case *account == "":
-		return errors.New("import persons: --account is required")
+		return usageError{errors.New("import persons: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 	case len(files) != 1:
-		return errors.New("import persons: give exactly one FILE of JSON lines, or - to read stdin")
+		return usageError{errors.New("import persons: give exactly one FILE of JSON lines, or - to read stdin")}
 	case *window <= 0:
-		return errors.New("import persons: --webhook-window must be positive")
+		return positiveDuration("webhook-window", *window)
 	}
 	src, err := e.openSpooled(files[0])
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 )
 
@@ -55,11 +56,16 @@ func loadTLS(certFile, keyFile string) (*tls.Config, error) {
 	case certFile == "" && keyFile == "":
 		return nil, nil
 	case certFile == "" || keyFile == "":
-		return nil, usageError{errors.New("--tls-cert and --tls-key (PDS_TLS_CERT, PDS_TLS_KEY) go together: give both files, or neither for plain HTTP")}
+		return nil, usageError{errors.New("--tls-cert and --tls-key (PDS_TLS_CERT, PDS_TLS_KEY) go together: give both files, or neither for plain HTTP; e.g. --tls-cert /etc/pds/cert.pem --tls-key /etc/pds/key.pem")}
+	}
+	for _, f := range [][2]string{{"tls-cert", certFile}, {"tls-key", keyFile}} {
+		if _, err := os.Stat(f[1]); err != nil {
+			return nil, badSetting(f[0], f[1], "cannot read it ("+errors.Unwrap(err).Error()+")")
+		}
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("--tls-cert %q, --tls-key %q: %w (both PEM files: the certificate chain and its private key)", certFile, keyFile, err)
+		return nil, badSetting("tls-cert", certFile, fmt.Sprintf("with --tls-key %q: %v (both PEM files: the certificate chain and its private key)", keyFile, err))
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

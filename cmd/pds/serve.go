@@ -79,8 +79,10 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 
 // runServer serves until the command's context ends.
 func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
-	if cfg.rateLimit < 1 || cfg.customFieldLimit < 1 || cfg.webhookWindow <= 0 || cfg.webhookTimeout <= 0 {
-		return usageError{errors.New("serve: --rate-limit, --custom-field-limit, --webhook-window and --webhook-timeout must be positive")}
+	if err := errors.Join(positive("rate-limit", cfg.rateLimit), positive("custom-field-limit", cfg.customFieldLimit),
+		positiveDuration("webhook-window", cfg.webhookWindow), positiveDuration("webhook-timeout", cfg.webhookTimeout),
+		positiveDuration("shutdown-grace", cfg.shutdownGracePeriod), checkDatabase(c.database)); err != nil {
+		return usageError{err}
 	}
 	hooks, err := webhookSettings(cfg)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -17,16 +16,12 @@ import (
 func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 	schedule, err := webhook.ParseSchedule(cfg.webhookSchedule)
 	if err != nil {
-		return webhook.Settings{}, fmt.Errorf("serve: --webhook-retry-schedule: %w", err)
+		return webhook.Settings{}, badSetting("webhook-retry-schedule", cfg.webhookSchedule, err.Error())
 	}
-	if cfg.webhookDisable <= 0 {
-		return webhook.Settings{}, errors.New("serve: --webhook-disable-after must be positive")
-	}
-	if cfg.webhookConcurrency < 1 || cfg.webhookPerSub < 1 {
-		return webhook.Settings{}, errors.New("serve: --webhook-concurrency and --webhook-subscription-concurrency must be positive")
-	}
-	if cfg.webhookRetention <= 0 {
-		return webhook.Settings{}, errors.New("serve: --webhook-retention must be positive")
+	if err := errors.Join(positiveDuration("webhook-disable-after", cfg.webhookDisable),
+		positive("webhook-concurrency", cfg.webhookConcurrency), positive("webhook-subscription-concurrency", cfg.webhookPerSub),
+		positiveDuration("webhook-retention", cfg.webhookRetention)); err != nil {
+		return webhook.Settings{}, usageError{err}
 	}
 	s := webhook.Settings{
 		Schedule:     schedule,
@@ -40,7 +35,7 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 		PerSubscription: cfg.webhookPerSub,
 	}
 	if _, err := webhook.NewClient(s); err != nil {
-		return webhook.Settings{}, fmt.Errorf("serve: --webhook-ca-file: %w", err)
+		return webhook.Settings{}, badSetting("webhook-ca-file", cfg.webhookCAFile, err.Error())
 	}
 	return s, nil
 }

@@ -31,14 +31,14 @@ func TestServeRefusesBadWebhookSettings(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"--webhook-retry-schedule", "0s,5s,soon"}, `--webhook-retry-schedule: "soon" is not a duration`},
+		{[]string{"--webhook-retry-schedule", "0s,5s,soon"}, `--webhook-retry-schedule (PDS_WEBHOOK_RETRY_SCHEDULE) "0s,5s,soon": "soon" is not a duration`},
 		{[]string{"--webhook-retry-schedule", "0s,-5s"}, "negative"},
 		{[]string{"--webhook-ca-file", filepath.Join(dir, "missing.pem")}, "--webhook-ca-file"},
 		{[]string{"--webhook-ca-file", notPEM}, "no PEM certificate"},
-		{[]string{"--webhook-disable-after", "0s"}, "--webhook-disable-after must be positive"},
-		{[]string{"--webhook-retention", "0s"}, "--webhook-retention must be positive"},
-		{[]string{"--webhook-retention", "-24h"}, "--webhook-retention must be positive"},
-		{[]string{"--webhook-retention", "30d"}, `invalid value "30d" for flag -webhook-retention`},
+		{[]string{"--webhook-disable-after", "0s"}, `--webhook-disable-after (PDS_WEBHOOK_DISABLE_AFTER) "0s": must be longer than zero`},
+		{[]string{"--webhook-retention", "0s"}, `--webhook-retention (PDS_WEBHOOK_RETENTION) "0s": must be longer than zero`},
+		{[]string{"--webhook-retention", "-24h"}, `--webhook-retention (PDS_WEBHOOK_RETENTION) "-24h0m0s": must be longer than zero`},
+		{[]string{"--webhook-retention", "30d"}, `--webhook-retention (PDS_WEBHOOK_RETENTION) "30d": not a duration`},
 	} {
 		db := filepath.Join(dir, "pds.db")
 		out, err := pds(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--database", db}, c.flags...)...)
@@ -83,7 +83,7 @@ func TestWebhookRetentionSetting(t *testing.T) {
 			t.Errorf("PDS_WEBHOOK_RETENTION=%q %v: %v, %v; want %v", c.env, c.args, got, err, c.want)
 		}
 	}
-	for env, want := range map[string]string{"a month": "PDS_WEBHOOK_RETENTION", "0s": "--webhook-retention must be positive"} {
+	for env, want := range map[string]string{"a month": "PDS_WEBHOOK_RETENTION", "0s": `--webhook-retention (PDS_WEBHOOK_RETENTION) "0s": must be longer than zero`} {
 		t.Setenv("PDS_WEBHOOK_RETENTION", env)
 		if _, err := retention(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("PDS_WEBHOOK_RETENTION=%q: %v, want an error containing %q", env, err, want)

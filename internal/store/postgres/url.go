@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // parseURL reads a connection URL strictly. pgx reads its query string
@@ -39,4 +42,23 @@ func WithSetting(raw, name, value string) (string, error) {
 	q.Set(name, value)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// CheckURL reports what is wrong with a connection URL without
+// connecting: one that does not parse, or that pgx cannot read (a port
+// that is not a number, an unknown sslmode).
+func CheckURL(raw string) error {
+	if _, _, err := parseURL(raw); err != nil {
+		return err
+	}
+	if _, err := pgconn.ParseConfig(raw); err != nil {
+		// pgx quotes the URL (its password masked) ahead of the reason; the
+		// caller names the setting itself.
+		msg := err.Error()
+		if _, reason, ok := strings.Cut(msg, "`: "); ok {
+			msg = reason
+		}
+		return errors.New("postgres: " + msg)
+	}
+	return nil
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/pds-dev/pds/internal/store/postgres"
+)
+
+// settingExamples holds a valid value of every flag, for the errors that
+// refuse an invalid one.
+var settingExamples = map[string]string{
+	"database":                         "pds.db (an SQLite file) or postgres://user@host:5432/pds",
+	"json":                             "true",
+	"addr":                             "127.0.0.1:8080 (or :8080 for every interface)",
+	"public-url":                       "https://pds.example.com",
+	"rate-limit":                       "600",
+	"custom-field-limit":               "100",
+	"webhook-window":                   "5m",
+	"webhook-retry-schedule":           "0s,5s,5m,30m,2h",
+	"webhook-timeout":                  "15s",
+	"webhook-disable-after":            "120h",
+	"webhook-allow-private":            "true",
+	"webhook-ca-file":                  "/etc/pds/receivers-ca.pem",
+	"webhook-retention":                "720h",
+	"webhook-concurrency":              "64",
+	"webhook-subscription-concurrency": "4",
+	"metrics-addr":                     "127.0.0.1:9090",
+	"shutdown-grace":                   "30s",
+	"tls-cert":                         "/etc/pds/cert.pem",
+	"tls-key":                          "/etc/pds/key.pem",
+	"account":                          "acc_01a209d69f8a9aba61380d0e",
+	"scopes":                           "persons:read,persons:write (or all)",
+	"name":                             "crm-sync",
+	"expires-in":                       "720h",
+}
+
+// badSetting refuses value of flag in the user's words: the flag, its
+// environment variable, the value given, why, and a valid example.
+func badSetting(flag, value, reason string) error {
+	msg := fmt.Sprintf("--%s (%s) %q: %s", flag, envName(flag), value, reason)
+	if ex := settingExamples[flag]; ex != "" {
+		msg += "; e.g. --" + flag + " " + ex
+	}
+	return usageError{errors.New(msg)}
+}
+
+// invalidValue is how the flag package reports a value it cannot parse.
+var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([\w-]+): `)
+
+// parse applies PDS_* environment variables as defaults, then the flags,
+// which win. A value that does not parse is refused by badSetting; the
+// flag package's own usage text is printed only for -h and unknown flags.
+func parse(fs *flag.FlagSet, args []string) error {
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		// An empty variable counts as unset, as shells and container
+		// environments often leave them.
+		if v := os.Getenv(envName(f.Name)); v != "" && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = badSetting(f.Name, v, kindOf(f))
+			}
+		}
+	})
+	if envErr != nil {
+		return envErr
+	}
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(flagsFirst(fs, args))
+	fs.SetOutput(out)
+	if err == nil {
+		return nil
+	}
+	if m := invalidValue.FindStringSubmatch(err.Error()); m != nil {
+		if f := fs.Lookup(m[2]); f != nil {
+			return badSetting(f.Name, m[1], kindOf(f))
+		}
+	}
+	fs.Usage()
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
+}
+
+// kindOf says what a flag's value must be, from its type.
+func kindOf(f *flag.Flag) string {
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case time.Duration:
+			return "not a duration (a number and a unit: ms, s, m or h)"
+		case int, int64, uint, uint64:
+			return "not a whole number"
+		case bool:
+			return "not true or false"
+		case float64:
+			return "not a number"
+		}
+	}
+	return "not a valid value"
+}
+
+// positive refuses a number below 1 for flag.
+func positive(flag string, n int) error {
+	if n < 1 {
+		return badSetting(flag, fmt.Sprint(n), "must be 1 or more")
+	}
+	return nil
+}
+
+// positiveDuration refuses a duration of zero or less for flag.
+func positiveDuration(flag string, d time.Duration) error {
+	if d <= 0 {
+		return badSetting(flag, d.String(), "must be longer than zero")
+	}
+	return nil
+}
+
+// checkDatabase refuses a --database that is neither an SQLite file path
+// nor a postgres:// URL, before anything opens it: a URL of another scheme
+// would otherwise become a file of that name.
+func checkDatabase(database string) error {
+	if database == "" {
+		return badSetting("database", database, "empty")
+	}
+	scheme, _, isURL := strings.Cut(database, "://")
+	if !isURL {
+		return nil
+	}
+	if !isPostgres(database) {
+		return badSetting("database", redact(database), fmt.Sprintf("unknown scheme %q: pds speaks SQLite (a file path) and PostgreSQL (postgres://)", scheme))
+	}
+	if err := postgres.CheckURL(database); err != nil {
+		return badSetting("database", redact(database), strings.TrimPrefix(err.Error(), "postgres: "))
+	}
+	return nil
+}
+
+// redact hides a password in a database URL that is about to be printed.
+func redact(database string) string {
+	u, err := url.Parse(database)
+	if err != nil || u.User == nil {
+		if i, j := strings.Index(database, "://"), strings.LastIndex(database, "@"); i >= 0 && j > i {
+			if user, _, hasPassword := strings.Cut(database[i+3:j], ":"); hasPassword {
+				return database[:i+3] + user + ":xxxxx" + database[j:]
+			}
+		}
+		return database
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
