@@ -29,7 +29,6 @@ type testServer struct {
 	*Server
 	url   string
 	clock *clock.Fake
-	key   string
 }
 
 func newTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim ratelimit.Limiter) *testServer {

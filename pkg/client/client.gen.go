@@ -2110,10 +2110,14 @@ type ClientInterface interface {
 
 	// Docs A readable reference page of this document
 	//
+	// An HTML reference rendered from this document, served by the binary itself; no key.
+	//
 	// Corresponds with GET /docs (the `Docs` operationId).
 	Docs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Healthz The process is up
+	//
+	// Answers 200 while the process runs; no key and no database access. For liveness probes.
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2128,6 +2132,8 @@ type ClientInterface interface {
 	Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Openapi This document, as JSON
+	//
+	// The contract every response of this service is tested against, as JSON; no key.
 	//
 	// Corresponds with GET /openapi.json (the `Openapi` operationId).
 	Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2350,6 +2356,8 @@ type ClientInterface interface {
 
 	// Readyz The database is reachable
 	//
+	// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2550,6 +2558,8 @@ type ClientInterface interface {
 	ListDeliveries(ctx context.Context, id string, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDelivery Get a delivery with its attempts
+	//
+	// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 	GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2850,6 +2860,8 @@ func (c *Client) UpdateCustomField(ctx context.Context, fieldID string, body Upd
 
 // Docs A readable reference page of this document
 //
+// An HTML reference rendered from this document, served by the binary itself; no key.
+//
 // Corresponds with GET /docs (the `Docs` operationId).
 func (c *Client) Docs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDocsRequest(c.Server)
@@ -2864,6 +2876,8 @@ func (c *Client) Docs(ctx context.Context, reqEditors ...RequestEditorFn) (*http
 }
 
 // Healthz The process is up
+//
+// Answers 200 while the process runs; no key and no database access. For liveness probes.
 //
 // Corresponds with GET /healthz (the `Healthz` operationId).
 func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2898,6 +2912,8 @@ func (c *Client) Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 }
 
 // Openapi This document, as JSON
+//
+// The contract every response of this service is tested against, as JSON; no key.
 //
 // Corresponds with GET /openapi.json (the `Openapi` operationId).
 func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3270,6 +3286,8 @@ func (c *Client) GetProject(ctx context.Context, projectID string, reqEditors ..
 
 // Readyz The database is reachable
 //
+// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+//
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
@@ -3630,6 +3648,8 @@ func (c *Client) ListDeliveries(ctx context.Context, id string, params *ListDeli
 }
 
 // GetDelivery Get a delivery with its attempts
+//
+// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
 //
 // Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 func (c *Client) GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5767,12 +5787,16 @@ type ClientWithResponsesInterface interface {
 
 	// DocsWithResponse A readable reference page of this document
 	//
+	// An HTML reference rendered from this document, served by the binary itself; no key.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /docs (the `Docs` operationId).
 	DocsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DocsResponse, error)
 
 	// HealthzWithResponse The process is up
+	//
+	// Answers 200 while the process runs; no key and no database access. For liveness probes.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5791,6 +5815,8 @@ type ClientWithResponsesInterface interface {
 	WhoamiWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*WhoamiResponse, error)
 
 	// OpenapiWithResponse This document, as JSON
+	//
+	// The contract every response of this service is tested against, as JSON; no key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6027,6 +6053,8 @@ type ClientWithResponsesInterface interface {
 
 	// ReadyzWithResponse The database is reachable
 	//
+	// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
@@ -6243,6 +6271,8 @@ type ClientWithResponsesInterface interface {
 	ListDeliveriesWithResponse(ctx context.Context, id string, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error)
 
 	// GetDeliveryWithResponse Get a delivery with its attempts
+	//
+	// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10281,6 +10311,8 @@ func (c *ClientWithResponses) UpdateCustomFieldWithResponse(ctx context.Context,
 
 // DocsWithResponse A readable reference page of this document
 //
+// An HTML reference rendered from this document, served by the binary itself; no key.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /docs (the `Docs` operationId).
@@ -10293,6 +10325,8 @@ func (c *ClientWithResponses) DocsWithResponse(ctx context.Context, reqEditors .
 }
 
 // HealthzWithResponse The process is up
+//
+// Answers 200 while the process runs; no key and no database access. For liveness probes.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10323,6 +10357,8 @@ func (c *ClientWithResponses) WhoamiWithResponse(ctx context.Context, reqEditors
 }
 
 // OpenapiWithResponse This document, as JSON
+//
+// The contract every response of this service is tested against, as JSON; no key.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10649,6 +10685,8 @@ func (c *ClientWithResponses) GetProjectWithResponse(ctx context.Context, projec
 
 // ReadyzWithResponse The database is reachable
 //
+// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
@@ -10961,6 +10999,8 @@ func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id
 }
 
 // GetDeliveryWithResponse Get a delivery with its attempts
+//
+// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -230,7 +230,8 @@ func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driv
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
-	return c.Conn.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+	//lint:ignore SA1019 the fallback database/sql itself uses for a driver without BeginTx
+	return c.Conn.Begin()
 }
 
 func (c *countingConn) CheckNamedValue(nv *driver.NamedValue) error {
