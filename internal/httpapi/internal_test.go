@@ -396,3 +396,27 @@ func TestServerErrorsLogThroughServerLogger(t *testing.T) {
 		t.Errorf("written to the global default logger: %s %s", rec.Level, rec.Message)
 	}
 }
+
+func TestAcceptsGzip(t *testing.T) {
+	for header, want := range map[string]bool{
+		"":                        false,
+		"gzip":                    true,
+		"gzip, deflate, br, zstd": true,
+		"br;q=1.0, GZIP;q=0.5":    true,
+		"x-gzip":                  true,
+		"*":                       true,
+		"identity":                false,
+		"br, deflate":             false,
+		"gzip;q=0":                false,
+		"gzip; q=0.000, br":       false,
+		"gzip;q=nonsense":         false,
+		"gzipped":                 false,
+	} {
+		if got := acceptsGzip([]string{header}); got != want {
+			t.Errorf("Accept-Encoding %q: acceptsGzip %v, want %v", header, got, want)
+		}
+	}
+	if !acceptsGzip([]string{"br", "gzip"}) {
+		t.Error("gzip in a second Accept-Encoding line is not seen")
+	}
+}

@@ -7,6 +7,7 @@ func (s *Server) routes() {
 	s.register("GET /readyz", routeOpts{public: true}, s.readyz)
 	s.register("GET /openapi.json", routeOpts{public: true}, s.openapiJSON)
 	s.register("GET /docs", routeOpts{public: true}, s.docs)
+	s.register("GET /docs/reference.js", routeOpts{public: true}, s.docsScript)
 
 	s.register("GET /me", routeOpts{uncount: true}, s.whoami)
 

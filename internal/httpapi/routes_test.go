@@ -130,16 +130,7 @@ func TestOperationalEndpoints(t *testing.T) {
 	if doc["openapi"] != "3.1.0" || doc["info"].(map[string]any)["version"] != "0.0.0" {
 		t.Fatalf("openapi.json: openapi %v, info %v", doc["openapi"], doc["info"])
 	}
-	html := string(env.Get("", "/docs").Want(200).Body)
-	if !strings.Contains(html, "<code>/me</code>") || !strings.Contains(html, "Public Data Service") {
-		t.Fatal("the reference page does not list GET /me")
-	}
-	for _, want := range []string{"<code>/persons/batch</code>", "<code>/persons/export</code>", "Example request body:",
-		"Example (<code>application/x-ndjson</code>)", "&#34;existing_id&#34;"} {
-		if !strings.Contains(html, want) {
-			t.Errorf("the reference page lacks %s", want)
-		}
-	}
+	env.Get("", "/docs").Want(200) // docs_test.go looks at the page
 }
 
 // TestTextNoEngineCanHoldIsRefusedEverywhere: a NUL character or bytes that

@@ -1467,6 +1467,13 @@ type ListCustomFieldsParams struct {
 	Size *Size `form:"size,omitempty" json:"size,omitempty"`
 }
 
+// DocsScriptParams defines parameters for DocsScript.
+type DocsScriptParams struct {
+	// V The hash of the script's content, as `/docs` names it. With the current hash the answer
+	// may be cached for a year (`immutable`); without it, or with another, for five minutes.
+	V *string `form:"v,omitempty" json:"v,omitempty"`
+}
+
 // ListPersonsParams defines parameters for ListPersons.
 type ListPersonsParams struct {
 	// UpdatedSince RFC 3339 date-time with `Z` or an offset, at most 30 days before now. Selects window mode.
@@ -2114,6 +2121,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /docs (the `Docs` operationId).
 	Docs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DocsScript The script that renders /docs
+	//
+	// The browser bundle of the Scalar API Reference (MIT), vendored in `api/docs/scalar`, which
+	// `/docs` runs on this document. Gzip-compressed (`Content-Encoding: gzip`) for a client that
+	// accepts gzip, plain otherwise.
+	//
+	// Corresponds with GET /docs/reference.js (the `DocsScript` operationId).
+	DocsScript(ctx context.Context, params *DocsScriptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Healthz The process is up
 	//
@@ -2865,6 +2881,25 @@ func (c *Client) UpdateCustomField(ctx context.Context, fieldID string, body Upd
 // Corresponds with GET /docs (the `Docs` operationId).
 func (c *Client) Docs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDocsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DocsScript The script that renders /docs
+//
+// The browser bundle of the Scalar API Reference (MIT), vendored in `api/docs/scalar`, which
+// `/docs` runs on this document. Gzip-compressed (`Content-Encoding: gzip`) for a client that
+// accepts gzip, plain otherwise.
+//
+// Corresponds with GET /docs/reference.js (the `DocsScript` operationId).
+func (c *Client) DocsScript(ctx context.Context, params *DocsScriptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDocsScriptRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4251,6 +4286,60 @@ func NewDocsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDocsScriptRequest constructs an http.Request for the DocsScript method
+func NewDocsScriptRequest(server string, params *DocsScriptParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs/reference.js")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.V != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "v", *params.V, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5794,6 +5883,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /docs (the `Docs` operationId).
 	DocsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DocsResponse, error)
 
+	// DocsScriptWithResponse The script that renders /docs
+	//
+	// The browser bundle of the Scalar API Reference (MIT), vendored in `api/docs/scalar`, which
+	// `/docs` runs on this document. Gzip-compressed (`Content-Encoding: gzip`) for a client that
+	// accepts gzip, plain otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs/reference.js (the `DocsScript` operationId).
+	DocsScriptWithResponse(ctx context.Context, params *DocsScriptParams, reqEditors ...RequestEditorFn) (*DocsScriptResponse, error)
+
 	// HealthzWithResponse The process is up
 	//
 	// Answers 200 while the process runs; no key and no database access. For liveness probes.
@@ -7325,6 +7425,47 @@ func (r DocsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DocsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DocsScriptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DocsScriptResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetBody returns the raw response body bytes
+func (r DocsScriptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DocsScriptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DocsScriptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DocsScriptResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10324,6 +10465,23 @@ func (c *ClientWithResponses) DocsWithResponse(ctx context.Context, reqEditors .
 	return ParseDocsResponse(rsp)
 }
 
+// DocsScriptWithResponse The script that renders /docs
+//
+// The browser bundle of the Scalar API Reference (MIT), vendored in `api/docs/scalar`, which
+// `/docs` runs on this document. Gzip-compressed (`Content-Encoding: gzip`) for a client that
+// accepts gzip, plain otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs/reference.js (the `DocsScript` operationId).
+func (c *ClientWithResponses) DocsScriptWithResponse(ctx context.Context, params *DocsScriptParams, reqEditors ...RequestEditorFn) (*DocsScriptResponse, error) {
+	rsp, err := c.DocsScript(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDocsScriptResponse(rsp)
+}
+
 // HealthzWithResponse The process is up
 //
 // Answers 200 while the process runs; no key and no database access. For liveness probes.
@@ -12206,6 +12364,32 @@ func ParseDocsResponse(rsp *http.Response) (*DocsResponse, error) {
 	}
 
 	response := &DocsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDocsScriptResponse parses an HTTP response from a DocsScriptWithResponse call
+func ParseDocsScriptResponse(rsp *http.Response) (*DocsScriptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DocsScriptResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

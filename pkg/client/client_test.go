@@ -139,6 +139,11 @@ func TestClientEndToEnd(t *testing.T) {
 		if !strings.HasPrefix(docs.ContentType(), "text/html") {
 			t.Fatalf("docs content type %q", docs.ContentType())
 		}
+		script, err := c.DocsScriptWithResponse(ctx, nil)
+		want(t, "docs script", script, err, 200)
+		if !strings.HasPrefix(script.ContentType(), "text/javascript") || len(script.Body) == 0 {
+			t.Fatalf("docs script: content type %q, %d bytes", script.ContentType(), len(script.Body))
+		}
 
 		// An unknown key: a 401 problem.
 		anon, err := client.NewClientWithResponses(env.HTTP.URL, client.WithKey("pds_nope"), client.WithHTTPClient(doer))

@@ -24,6 +24,7 @@ type contract struct {
 
 var loadContract = sync.OnceValues(func() (*contract, error) {
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(api.YAML())
 	if err != nil {
