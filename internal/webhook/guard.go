@@ -161,17 +161,26 @@ func (g *Guard) resolver() Resolver {
 }
 
 // CheckURL validates a target URL: https, a host, and (unless private
-// targets are allowed) only public addresses behind that host. The error
-// says what is wrong in words a person can act on.
+// targets are allowed) only public addresses behind that host. With private
+// targets allowed, plain http is accepted on a loopback host (localhost or
+// a loopback address literal) and nowhere else: a receiver under
+// development needs no certificate, and nothing leaves the machine
+// unencrypted. The error says what is wrong in words a person can act on.
 func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() {
 		return errors.New("target_url must be an absolute URL such as https://example.com/hooks/pds")
 	}
-	if u.Scheme != "https" {
-		return fmt.Errorf("target_url must use https, not %q", u.Scheme)
-	}
 	host := u.Hostname()
+	switch {
+	case u.Scheme == "https":
+	case !g.AllowPrivate:
+		return fmt.Errorf("target_url must use https, not %q", u.Scheme)
+	case u.Scheme != "http":
+		return fmt.Errorf("target_url must use https (or http on loopback), not %q", u.Scheme)
+	case host != "" && !IsLoopbackHost(host):
+		return fmt.Errorf("target_url may use http only on loopback (localhost, 127.0.0.1, [::1]) with --webhook-allow-private; use https for %s", host)
+	}
 	if host == "" {
 		return errors.New("target_url has no host")
 	}
@@ -197,6 +206,17 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 		}
 	}
 	return nil
+}
+
+// IsLoopbackHost reports whether a URL's host (without brackets or port)
+// names this machine by loopback: the name localhost, or an address in
+// 127.0.0.0/8 or ::1 (IPv4-mapped forms included).
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
 }
 
 func (g *Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {

@@ -145,8 +145,62 @@ func TestCheckURL(t *testing.T) {
 	if err := open.CheckURL(ctx, "https://127.0.0.1:8443/hook"); err != nil {
 		t.Errorf("AllowPrivate refused a loopback target: %v", err)
 	}
-	if err := open.CheckURL(ctx, "http://127.0.0.1/hook"); err == nil {
-		t.Error("AllowPrivate accepted http")
+}
+
+// TestCheckURLPlainHTTP: http is a target only with private targets
+// allowed and only on a loopback host; anywhere else, and without the
+// setting everywhere, it is refused, each time saying what would do.
+func TestCheckURLPlainHTTP(t *testing.T) {
+	t.Parallel()
+	resolver := fakeResolver{"public.example": {"93.184.215.14"}, "lan.example": {"192.168.1.5"}, "sneaky.example": {"127.0.0.1"},
+		"localhost": {"127.0.0.1", "::1"}}
+	strict := &webhook.Guard{Resolver: resolver}
+	open := &webhook.Guard{AllowPrivate: true, Resolver: resolver}
+	const (
+		httpsOnly    = `target_url must use https, not "http"`
+		loopbackOnly = "target_url may use http only on loopback (localhost, 127.0.0.1, [::1]) with --webhook-allow-private; use https for "
+	)
+	for _, c := range []struct {
+		url          string
+		strict, open string // "" accepts; else part of the error
+	}{
+		{"http://localhost:3000/hook", httpsOnly, ""},
+		{"http://LOCALHOST/hook", httpsOnly, ""},
+		{"http://localhost./hook", httpsOnly, ""},
+		{"http://127.0.0.1:3000/hook", httpsOnly, ""},
+		{"http://127.8.9.10/hook", httpsOnly, ""},
+		{"http://[::1]:3000/hook", httpsOnly, ""},
+		{"http://[::ffff:127.0.0.1]/hook", httpsOnly, ""},
+		{"http://public.example/hook", httpsOnly, loopbackOnly + "public.example"},
+		{"http://93.184.215.14/hook", httpsOnly, loopbackOnly + "93.184.215.14"},
+		{"http://192.168.1.5/hook", httpsOnly, loopbackOnly + "192.168.1.5"},
+		{"http://10.0.0.1/hook", httpsOnly, loopbackOnly + "10.0.0.1"},
+		{"http://169.254.169.254/latest", httpsOnly, loopbackOnly + "169.254.169.254"},
+		{"http://lan.example/hook", httpsOnly, loopbackOnly + "lan.example"},
+		// A name is loopback only when it is localhost itself, whatever
+		// it resolves to.
+		{"http://sneaky.example/hook", httpsOnly, loopbackOnly + "sneaky.example"},
+		{"http://app.localhost/hook", httpsOnly, loopbackOnly + "app.localhost"},
+		{"http://[fe80::1%25lo]/hook", httpsOnly, loopbackOnly},
+		{"http://0.0.0.0:3000/hook", httpsOnly, loopbackOnly + "0.0.0.0"},
+		{"http:///nohost", httpsOnly, "no host"},
+		{"ftp://localhost/", `target_url must use https, not "ftp"`, `target_url must use https (or http on loopback), not "ftp"`},
+		{"https://public.example/hook", "", ""},
+		{"https://localhost:8443/hook", "loopback", ""},
+	} {
+		for _, g := range []struct {
+			name  string
+			guard *webhook.Guard
+			want  string
+		}{{"strict", strict, c.strict}, {"allow-private", open, c.open}} {
+			err := g.guard.CheckURL(context.Background(), c.url)
+			switch {
+			case g.want == "" && err != nil:
+				t.Errorf("%s %s: %v, want accepted", g.name, c.url, err)
+			case g.want != "" && (err == nil || !strings.Contains(err.Error(), g.want)):
+				t.Errorf("%s %s: %v, want an error containing %q", g.name, c.url, err, g.want)
+			}
+		}
 	}
 }
 

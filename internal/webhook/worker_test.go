@@ -488,6 +488,46 @@ func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
 	})
 }
 
+// TestPlainHTTPToLoopbackWithPrivateTargetsAllowed: with private targets
+// allowed (--webhook-allow-private), an http subscription on loopback gets
+// signed deliveries; the same subscription under the default settings (a
+// server restarted without the flag) gets nothing, refused when dialled.
+func TestPlainHTTPToLoopbackWithPrivateTargetsAllowed(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewPlainReceiver(t)
+		s := webhooktest.Settings(rc)
+		if err := s.Guard().CheckURL(context.Background(), rc.URL); err != nil {
+			t.Fatalf("the target %s is refused: %v", rc.URL, err)
+		}
+		r := start(t, eng, s)
+		sub := r.subscribe(r.acc, rc.URL, "person.created", "person.updated")
+		person := r.touch(r.acc, "p1")
+		r.advance(window)
+		got := wantRequests(t, rc, 1)[0]
+		if err := webhookverify.Verify(got.Header, got.Body, []string{sub.Secret}, r.clock.Now(), webhookverify.Options{}); err != nil {
+			t.Fatalf("the delivery does not verify: %v", err)
+		}
+		if b := decode(t, got); b.Event != "person.created" || !strings.Contains(string(b.Data), person) {
+			t.Fatalf("body %s", got.Body)
+		}
+		if d := r.deliveries(sub)[0]; d.Status != domain.DeliverySucceeded {
+			t.Fatalf("delivery %+v", d)
+		}
+
+		s.AllowPrivate = false
+		strict := newRig(t, r.st, r.clock, s)
+		strict.touch(r.acc, "p1")
+		strict.advance(time.Hour)
+		wantRequests(t, rc, 1)
+		ds := r.deliveries(sub)
+		if len(ds) != 2 || ds[0].Status != domain.DeliveryPending || ds[0].LastError == nil ||
+			!strings.Contains(*ds[0].LastError, "127.0.0.1 is not a public address (loopback)") {
+			t.Fatalf("without private targets: %+v", ds[0])
+		}
+	})
+}
+
 // TestRestartDeliversWhatWasCommitted: an instance stopped inside the window,
 // and one stopped between two attempts; a new instance on the same database
 // delivers, under the same delivery id.

@@ -1286,7 +1286,7 @@ type WebhookCreate struct {
 	// Name A label for people; 1 to 255 characters.
 	Name string `json:"name"`
 
-	// TargetURL An absolute `https` URL whose host resolves only to public addresses (see the operation).
+	// TargetURL An absolute `https` URL whose host resolves only to public addresses (see the operation); `http` on a loopback host only on a server started with `--webhook-allow-private`.
 	TargetURL string `json:"target_url"`
 }
 
@@ -2466,7 +2466,10 @@ type ClientInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -2488,7 +2491,10 @@ type ClientInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -3486,7 +3492,10 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -3518,7 +3527,10 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -6173,7 +6185,10 @@ type ClientWithResponsesInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -6195,7 +6210,10 @@ type ClientWithResponsesInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -10859,7 +10877,10 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -10887,7 +10908,10 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
