@@ -147,6 +147,11 @@ type Resolver interface {
 type Guard struct {
 	// AllowPrivate turns the rules off, for local development and tests.
 	AllowPrivate bool
+	// LoopbackOnly replaces the rules with their opposite for the one kind
+	// of subscription that needs it, a local listener's (pds webhooks
+	// listen): a loopback host, plain http allowed, and connections to
+	// loopback addresses only, whatever AllowPrivate says.
+	LoopbackOnly bool
 	// Resolver resolves host names; nil means the system resolver.
 	Resolver Resolver
 	// ConnectTimeout bounds one TCP connection.
@@ -172,6 +177,12 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 		return errors.New("target_url must be an absolute URL such as https://example.com/hooks/pds")
 	}
 	host := u.Hostname()
+	if g.LoopbackOnly {
+		if (u.Scheme != "http" && u.Scheme != "https") || !IsLoopbackHost(host) {
+			return errors.New("a local listener's target_url must be http or https on loopback (localhost, 127.0.0.1, [::1])")
+		}
+		return nil
+	}
 	switch {
 	case u.Scheme == "https":
 	case !g.AllowPrivate:
@@ -264,14 +275,21 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	return nil, errors.Join(errs...)
 }
 
-// control refuses a connection whose remote address is not public.
+// control refuses a connection whose remote address is not public (or,
+// LoopbackOnly, not loopback).
 func (g *Guard) control(network, address string, _ syscall.RawConn) error {
-	if g.AllowPrivate {
+	if g.AllowPrivate && !g.LoopbackOnly {
 		return nil
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("refused connection to %s: %v", address, err)
+	}
+	if g.LoopbackOnly {
+		if ap.Addr().WithZone("").Unmap().IsLoopback() {
+			return nil
+		}
+		return fmt.Errorf("refused connection to %s: a local listener's deliveries reach loopback addresses only", ap.Addr())
 	}
 	return CheckAddr(ap.Addr())
 }

@@ -250,3 +250,54 @@ func TestDialRefusesTheAddressActuallyDialled(t *testing.T) {
 	c.Close()
 	<-accepted
 }
+
+// TestLoopbackOnlyGuard: a local listener's guard dials loopback and
+// nothing else, even with private targets allowed, and takes only loopback
+// targets (plain http included).
+func TestLoopbackOnlyGuard(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	resolver := fakeResolver{"public.example": {"93.184.215.14"}, "rebind.example": {"127.0.0.1"}}
+	for _, g := range []*webhook.Guard{
+		{LoopbackOnly: true, Resolver: resolver},
+		{LoopbackOnly: true, AllowPrivate: true, Resolver: resolver},
+	} {
+		for _, addr := range []string{"127.0.0.1:" + port, "[::ffff:127.0.0.1]:" + port, "rebind.example:" + port} {
+			c, err := g.DialContext(context.Background(), "tcp", addr)
+			if err != nil {
+				t.Errorf("AllowPrivate %v: dial %s: %v", g.AllowPrivate, addr, err)
+				continue
+			}
+			c.Close()
+		}
+		// Refused before connect: none of these is dialled.
+		for _, addr := range []string{"192.0.2.1:80", "10.0.0.1:80", "169.254.169.254:80", "public.example:443", "[2001:db8::1]:80"} {
+			_, err := g.DialContext(context.Background(), "tcp", addr)
+			if err == nil || !strings.Contains(err.Error(), "loopback addresses only") {
+				t.Errorf("AllowPrivate %v: dial %s: %v, want a refusal", g.AllowPrivate, addr, err)
+			}
+		}
+		for url, ok := range map[string]bool{
+			"http://127.0.0.1:" + port + "/": true, "https://localhost/x": true, "http://[::1]/": true,
+			"http://public.example/": false, "https://10.0.0.1/": false, "ftp://127.0.0.1/": false,
+		} {
+			if err := g.CheckURL(context.Background(), url); (err == nil) != ok {
+				t.Errorf("AllowPrivate %v: CheckURL %s: %v, want accepted %v", g.AllowPrivate, url, err, ok)
+			}
+		}
+	}
+}

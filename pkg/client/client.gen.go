@@ -1275,7 +1275,9 @@ type Webhook struct {
 
 	// SecretHint The signing secret, masked: `whsec_...` and its last four characters.
 	SecretHint string `json:"secret_hint"`
-	TargetURL  string `json:"target_url"`
+
+	// TargetURL Where deliveries go. A subscription made by the `pds webhooks listen` command (named `pds webhooks listen (host, pid)`) has `http://127.0.0.1:PORT/`, the receiver that command runs for as long as it runs; it alone may reach loopback, and a `target_url` set through this API ends that.
+	TargetURL string `json:"target_url"`
 }
 
 // WebhookCreate defines model for WebhookCreate.
