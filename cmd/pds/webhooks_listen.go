@@ -70,6 +70,7 @@ func (e cmdEnv) webhooksListen(args []string) error {
 	printBody := fs.Bool("print-body", false, "print each delivery's body instead of its one-line summary")
 	forwardTo := fs.String("forward-to", "", "pass each verified delivery on to this URL, headers unchanged, and answer pds with its status")
 	port := fs.Int("port", 0, "port of the receiver on 127.0.0.1 (0: any free port)")
+	fs.Lookup("json").Usage = "machine-readable output: one JSON object per line (the start, each delivery, the stop)"
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), listenHelp)
 		fs.PrintDefaults()
