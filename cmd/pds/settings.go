@@ -40,6 +40,10 @@ var settingExamples = map[string]string{
 	"scopes":                           "persons:read,persons:write (or all)",
 	"name":                             "crm-sync",
 	"expires-in":                       "720h",
+	"events":                           "person.created,person.updated",
+	"forward-to":                       "http://localhost:3000/hook",
+	"port":                             "4000 (or 0 for any free port)",
+	"print-body":                       "true",
 }
 
 // badSetting refuses value of flag in the user's words: the flag, its

@@ -43,6 +43,13 @@ type Webhook struct {
 	StreakFailures  int
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	// LocalListener marks the subscription of a `pds webhooks listen`
+	// receiver on ListenerHost's loopback: its deliveries go through a
+	// client that reaches loopback and nothing else, attempted only by an
+	// instance on that host. Set only by that command, never through the
+	// API; a target_url changed through the API ends it.
+	LocalListener bool
+	ListenerHost  string
 }
 
 // Wants tells whether the subscription receives a delivery of a burst
@@ -109,6 +116,10 @@ type DeliveryJob struct {
 	TargetURL  string
 	Secret     string
 	LeaseToken string
+	// LocalListener: the subscription is a local listener's (see Webhook),
+	// on ListenerHost.
+	LocalListener bool
+	ListenerHost  string
 }
 
 // PendingRound summarises pending deliveries that share a position in the

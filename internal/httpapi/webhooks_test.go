@@ -190,6 +190,80 @@ func TestWebhookSubscriptions(t *testing.T) {
 	})
 }
 
+// TestPlainHTTPTargets: http is a target only on loopback and only on a
+// server that allows private targets; elsewhere it is a 400 saying what
+// would do.
+func TestPlainHTTPTargets(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		resolver := fakeResolver{"hooks.example": {"93.184.215.14"}}
+		strict := newWebhookEnv(t, eng, webhook.Settings{Resolver: resolver})
+		open := newWebhookEnv(t, eng, webhook.Settings{Resolver: resolver, AllowPrivate: true})
+		strictKey, openKey := strict.Key(strict.NewAccount()), open.Key(open.NewAccount())
+		for _, url := range []string{"http://localhost:3000/hook", "http://127.0.0.1:3000/hook", "http://[::1]:3000/hook"} {
+			body := map[string]any{"name": "dev", "target_url": url, "events": []string{"person.created"}}
+			p := strict.Post(strictKey, "/webhooks", body).Want(400).Problem()
+			wantInvalid(t, p, "/target_url")
+			if !strings.Contains(p.Detail, `target_url must use https, not "http"`) {
+				t.Errorf("%s without private targets: %q", url, p.Detail)
+			}
+			if w := createWebhook(open.Env, openKey, url, "person.created"); w.TargetURL != url {
+				t.Errorf("%s with private targets: %+v", url, w)
+			}
+		}
+		for _, url := range []string{"http://hooks.example/hook", "http://192.168.1.10:3000/hook"} {
+			p := open.Post(openKey, "/webhooks", map[string]any{"name": "dev", "target_url": url, "events": []string{"person.created"}}).Want(400).Problem()
+			wantInvalid(t, p, "/target_url")
+			if !strings.Contains(p.Detail, "http only on loopback (localhost, 127.0.0.1, [::1]) with --webhook-allow-private; use https") {
+				t.Errorf("%s with private targets: %q", url, p.Detail)
+			}
+		}
+	})
+}
+
+// TestALocalListenerThroughTheAPI: a local listener's subscription (made
+// by pds webhooks listen, never through the API) is read and listed like
+// any other, its http target included, within the contract; the API cannot
+// make one, and a target set through it ends the exception.
+func TestALocalListenerThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		env := newWebhookEnv(t, eng, webhook.Settings{Resolver: fakeResolver{"hooks.example": {"93.184.215.14"}}})
+		acc := env.NewAccount()
+		key := env.Key(acc)
+		ordinary := createWebhook(env.Env, key, "https://hooks.example/pds", "person.created")
+		env.Clock.Advance(time.Second)
+		lw := domain.Webhook{ID: domain.NewID("wh"), AccountID: acc, Name: "pds webhooks listen (laptop, 42)",
+			TargetURL: "http://127.0.0.1:4242/", Events: domain.WebhookEvents, IsActive: true, Secret: webhook.NewSecret(),
+			SecretVersion: 1, CreatedAt: env.Clock.Now(), UpdatedAt: env.Clock.Now(), LocalListener: true, ListenerHost: "laptop"}
+		if err := env.Store.CreateWebhook(context.Background(), lw); err != nil {
+			t.Fatal(err)
+		}
+		all := listOf[webhookView](env.Env, key, "/webhooks")
+		if all.Total != 2 || all.Items[0].ID != ordinary.ID || all.Items[1].ID != lw.ID || all.Items[1].TargetURL != lw.TargetURL {
+			t.Fatalf("list %+v", all)
+		}
+		got := env.Get(key, "/webhooks/"+lw.ID).Want(200).Map()
+		if len(got) != 9 || got["target_url"] != lw.TargetURL {
+			t.Fatalf("read %v: the view is the ordinary one", got)
+		}
+		wantInvalid(t, env.Post(key, "/webhooks", map[string]any{"name": "x", "target_url": "http://127.0.0.1:4242/",
+			"events": []string{"person.created"}, "local_listener": true}).Want(400).Problem(), "/local_listener")
+		wantInvalid(t, env.Patch(key, "/webhooks/"+lw.ID, map[string]any{"local_listener": true}).Want(400).Problem(), "/local_listener")
+		wantInvalid(t, env.Patch(key, "/webhooks/"+lw.ID, map[string]any{"target_url": "http://127.0.0.1:4243/"}).Want(400).Problem(), "/target_url")
+
+		env.Patch(key, "/webhooks/"+lw.ID, map[string]any{"name": "renamed"}).Want(200)
+		if w, err := env.Store.GetWebhook(context.Background(), acc, lw.ID); err != nil || !w.LocalListener {
+			t.Fatalf("a rename ended the local listener: %+v, %v", w, err)
+		}
+		env.Patch(key, "/webhooks/"+lw.ID, map[string]any{"target_url": "https://hooks.example/moved"}).Want(200)
+		if w, err := env.Store.GetWebhook(context.Background(), acc, lw.ID); err != nil || w.LocalListener {
+			t.Fatalf("a target set through the API kept the local listener: %+v, %v", w, err)
+		}
+		env.Delete(key, "/webhooks/"+lw.ID).Want(204)
+	})
+}
+
 func TestWebhookInputIsValidated(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {

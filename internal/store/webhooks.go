@@ -51,7 +51,8 @@ type Webhooks interface {
 	// once the lease runs out.
 	CloseBurst(ctx context.Context, b domain.Burst, build DeliveryBuilder) (bool, error)
 	// ClaimDeliveries leases up to limit pending deliveries of active
-	// subscriptions that are due at now.
+	// subscriptions that are due at now, as ClaimDeliveriesFairly with no
+	// Host (so none of a local listener).
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error)
 	// ClaimDeliveriesFairly leases due pending deliveries of active
 	// subscriptions as c bounds them. Among the oldest due deliveries of the
@@ -89,7 +90,8 @@ type DeliveryBuilder func(active []domain.Webhook) ([]domain.Delivery, error)
 // BurstBuilder makes the deliveries of one of many closing bursts. A job
 // with a LeaseToken is made leased, until its Delivery.LeaseUntil, as a
 // claim would have leased it, so that its maker attempts it without a claim
-// of its own; TargetURL and Secret are the maker's and are not stored. The
+// of its own; TargetURL, Secret and the local listener's fields are the
+// maker's and are not stored. The
 // builder may be called again for the same burst when the transaction is
 // run again; only the last call's jobs are made.
 type BurstBuilder func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error)
@@ -103,6 +105,11 @@ type DeliveryClaim struct {
 	// subscription listed (0 or less: none).
 	PerSubscription int
 	Room            map[string]int
+	// Host is the claiming instance's host name: the deliveries of a
+	// local listener's subscription (domain.Webhook.LocalListener) are
+	// claimed only by an instance on the listener's host, whose loopback
+	// the target names.
+	Host string
 }
 
 // FinishedAttempt is one attempt to record.

@@ -11,6 +11,17 @@ import (
 // never followed, one timeout for the whole attempt, and connections kept
 // alive between attempts.
 func NewClient(s Settings) (*http.Client, error) {
+	return newClient(s, s.Guard())
+}
+
+// NewLocalClient builds the client of local listeners' deliveries (pds
+// webhooks listen): as NewClient's, but its guard lets connections reach
+// loopback addresses and nothing else (LoopbackOnly).
+func NewLocalClient(s Settings) (*http.Client, error) {
+	return newClient(s, s.LocalGuard())
+}
+
+func newClient(s Settings, g *Guard) (*http.Client, error) {
 	s = s.WithDefaults()
 	roots, err := s.rootCAs()
 	if err != nil {
@@ -18,7 +29,7 @@ func NewClient(s Settings) (*http.Client, error) {
 	}
 	transport := &http.Transport{
 		Proxy:               nil,
-		DialContext:         s.Guard().DialContext,
+		DialContext:         g.DialContext,
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout: s.Timeout,
 		ForceAttemptHTTP2:   true,

@@ -166,7 +166,7 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 	d.mu.Unlock()
 
 	jobs, err := d.w.jobs.ClaimDeliveriesFairly(ctx, d.w.clock.Now(), d.w.deliveryLease(), store.DeliveryClaim{
-		Limit: limit, PerSubscription: slowDepth * d.bound(), Room: room,
+		Limit: limit, PerSubscription: slowDepth * d.bound(), Room: room, Host: d.w.s.Host,
 	})
 	if err != nil {
 		d.mu.Lock()
@@ -341,10 +341,14 @@ func (l *makerLease) take(person string, ds []domain.Delivery, active []domain.W
 		job := domain.DeliveryJob{Delivery: dl}
 		sub, ok := subs[dl.WebhookID]
 		due := dl.NextAttemptAt != nil && !dl.NextAttemptAt.After(now)
-		if ok && due && sub.SecretVersion == dl.SecretVersion && l.d.reserve(dl.WebhookID) {
+		// A local listener on another host is left to a claim by that
+		// host's instance.
+		mine := !sub.LocalListener || sub.ListenerHost == l.d.w.s.Host
+		if ok && due && mine && sub.SecretVersion == dl.SecretVersion && l.d.reserve(dl.WebhookID) {
 			until := l.until
 			job.LeaseUntil, job.LeaseToken = &until, l.token
 			job.TargetURL, job.Secret = sub.TargetURL, sub.Secret
+			job.LocalListener, job.ListenerHost = sub.LocalListener, sub.ListenerHost
 			leased = append(leased, job)
 		}
 		out = append(out, job)

@@ -147,6 +147,11 @@ type Resolver interface {
 type Guard struct {
 	// AllowPrivate turns the rules off, for local development and tests.
 	AllowPrivate bool
+	// LoopbackOnly replaces the rules with their opposite for the one kind
+	// of subscription that needs it, a local listener's (pds webhooks
+	// listen): a loopback host, plain http allowed, and connections to
+	// loopback addresses only, whatever AllowPrivate says.
+	LoopbackOnly bool
 	// Resolver resolves host names; nil means the system resolver.
 	Resolver Resolver
 	// ConnectTimeout bounds one TCP connection.
@@ -161,17 +166,32 @@ func (g *Guard) resolver() Resolver {
 }
 
 // CheckURL validates a target URL: https, a host, and (unless private
-// targets are allowed) only public addresses behind that host. The error
-// says what is wrong in words a person can act on.
+// targets are allowed) only public addresses behind that host. With private
+// targets allowed, plain http is accepted on a loopback host (localhost or
+// a loopback address literal) and nowhere else: a receiver under
+// development needs no certificate, and nothing leaves the machine
+// unencrypted. The error says what is wrong in words a person can act on.
 func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() {
 		return errors.New("target_url must be an absolute URL such as https://example.com/hooks/pds")
 	}
-	if u.Scheme != "https" {
-		return fmt.Errorf("target_url must use https, not %q", u.Scheme)
-	}
 	host := u.Hostname()
+	if g.LoopbackOnly {
+		if (u.Scheme != "http" && u.Scheme != "https") || !IsLoopbackHost(host) {
+			return errors.New("a local listener's target_url must be http or https on loopback (localhost, 127.0.0.1, [::1])")
+		}
+		return nil
+	}
+	switch {
+	case u.Scheme == "https":
+	case !g.AllowPrivate:
+		return fmt.Errorf("target_url must use https, not %q", u.Scheme)
+	case u.Scheme != "http":
+		return fmt.Errorf("target_url must use https (or http on loopback), not %q", u.Scheme)
+	case host != "" && !IsLoopbackHost(host):
+		return fmt.Errorf("target_url may use http only on loopback (localhost, 127.0.0.1, [::1]) with --webhook-allow-private; use https for %s", host)
+	}
 	if host == "" {
 		return errors.New("target_url has no host")
 	}
@@ -197,6 +217,17 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) error {
 		}
 	}
 	return nil
+}
+
+// IsLoopbackHost reports whether a URL's host (without brackets or port)
+// names this machine by loopback: the name localhost, or an address in
+// 127.0.0.0/8 or ::1 (IPv4-mapped forms included).
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
 }
 
 func (g *Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -244,14 +275,21 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	return nil, errors.Join(errs...)
 }
 
-// control refuses a connection whose remote address is not public.
+// control refuses a connection whose remote address is not public (or,
+// LoopbackOnly, not loopback).
 func (g *Guard) control(network, address string, _ syscall.RawConn) error {
-	if g.AllowPrivate {
+	if g.AllowPrivate && !g.LoopbackOnly {
 		return nil
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("refused connection to %s: %v", address, err)
+	}
+	if g.LoopbackOnly {
+		if ap.Addr().WithZone("").Unmap().IsLoopback() {
+			return nil
+		}
+		return fmt.Errorf("refused connection to %s: a local listener's deliveries reach loopback addresses only", ap.Addr())
 	}
 	return CheckAddr(ap.Addr())
 }

@@ -145,8 +145,62 @@ func TestCheckURL(t *testing.T) {
 	if err := open.CheckURL(ctx, "https://127.0.0.1:8443/hook"); err != nil {
 		t.Errorf("AllowPrivate refused a loopback target: %v", err)
 	}
-	if err := open.CheckURL(ctx, "http://127.0.0.1/hook"); err == nil {
-		t.Error("AllowPrivate accepted http")
+}
+
+// TestCheckURLPlainHTTP: http is a target only with private targets
+// allowed and only on a loopback host; anywhere else, and without the
+// setting everywhere, it is refused, each time saying what would do.
+func TestCheckURLPlainHTTP(t *testing.T) {
+	t.Parallel()
+	resolver := fakeResolver{"public.example": {"93.184.215.14"}, "lan.example": {"192.168.1.5"}, "sneaky.example": {"127.0.0.1"},
+		"localhost": {"127.0.0.1", "::1"}}
+	strict := &webhook.Guard{Resolver: resolver}
+	open := &webhook.Guard{AllowPrivate: true, Resolver: resolver}
+	const (
+		httpsOnly    = `target_url must use https, not "http"`
+		loopbackOnly = "target_url may use http only on loopback (localhost, 127.0.0.1, [::1]) with --webhook-allow-private; use https for "
+	)
+	for _, c := range []struct {
+		url          string
+		strict, open string // "" accepts; else part of the error
+	}{
+		{"http://localhost:3000/hook", httpsOnly, ""},
+		{"http://LOCALHOST/hook", httpsOnly, ""},
+		{"http://localhost./hook", httpsOnly, ""},
+		{"http://127.0.0.1:3000/hook", httpsOnly, ""},
+		{"http://127.8.9.10/hook", httpsOnly, ""},
+		{"http://[::1]:3000/hook", httpsOnly, ""},
+		{"http://[::ffff:127.0.0.1]/hook", httpsOnly, ""},
+		{"http://public.example/hook", httpsOnly, loopbackOnly + "public.example"},
+		{"http://93.184.215.14/hook", httpsOnly, loopbackOnly + "93.184.215.14"},
+		{"http://192.168.1.5/hook", httpsOnly, loopbackOnly + "192.168.1.5"},
+		{"http://10.0.0.1/hook", httpsOnly, loopbackOnly + "10.0.0.1"},
+		{"http://169.254.169.254/latest", httpsOnly, loopbackOnly + "169.254.169.254"},
+		{"http://lan.example/hook", httpsOnly, loopbackOnly + "lan.example"},
+		// A name is loopback only when it is localhost itself, whatever
+		// it resolves to.
+		{"http://sneaky.example/hook", httpsOnly, loopbackOnly + "sneaky.example"},
+		{"http://app.localhost/hook", httpsOnly, loopbackOnly + "app.localhost"},
+		{"http://[fe80::1%25lo]/hook", httpsOnly, loopbackOnly},
+		{"http://0.0.0.0:3000/hook", httpsOnly, loopbackOnly + "0.0.0.0"},
+		{"http:///nohost", httpsOnly, "no host"},
+		{"ftp://localhost/", `target_url must use https, not "ftp"`, `target_url must use https (or http on loopback), not "ftp"`},
+		{"https://public.example/hook", "", ""},
+		{"https://localhost:8443/hook", "loopback", ""},
+	} {
+		for _, g := range []struct {
+			name  string
+			guard *webhook.Guard
+			want  string
+		}{{"strict", strict, c.strict}, {"allow-private", open, c.open}} {
+			err := g.guard.CheckURL(context.Background(), c.url)
+			switch {
+			case g.want == "" && err != nil:
+				t.Errorf("%s %s: %v, want accepted", g.name, c.url, err)
+			case g.want != "" && (err == nil || !strings.Contains(err.Error(), g.want)):
+				t.Errorf("%s %s: %v, want an error containing %q", g.name, c.url, err, g.want)
+			}
+		}
 	}
 }
 
@@ -195,4 +249,55 @@ func TestDialRefusesTheAddressActuallyDialled(t *testing.T) {
 	}
 	c.Close()
 	<-accepted
+}
+
+// TestLoopbackOnlyGuard: a local listener's guard dials loopback and
+// nothing else, even with private targets allowed, and takes only loopback
+// targets (plain http included).
+func TestLoopbackOnlyGuard(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	resolver := fakeResolver{"public.example": {"93.184.215.14"}, "rebind.example": {"127.0.0.1"}}
+	for _, g := range []*webhook.Guard{
+		{LoopbackOnly: true, Resolver: resolver},
+		{LoopbackOnly: true, AllowPrivate: true, Resolver: resolver},
+	} {
+		for _, addr := range []string{"127.0.0.1:" + port, "[::ffff:127.0.0.1]:" + port, "rebind.example:" + port} {
+			c, err := g.DialContext(context.Background(), "tcp", addr)
+			if err != nil {
+				t.Errorf("AllowPrivate %v: dial %s: %v", g.AllowPrivate, addr, err)
+				continue
+			}
+			c.Close()
+		}
+		// Refused before connect: none of these is dialled.
+		for _, addr := range []string{"192.0.2.1:80", "10.0.0.1:80", "169.254.169.254:80", "public.example:443", "[2001:db8::1]:80"} {
+			_, err := g.DialContext(context.Background(), "tcp", addr)
+			if err == nil || !strings.Contains(err.Error(), "loopback addresses only") {
+				t.Errorf("AllowPrivate %v: dial %s: %v, want a refusal", g.AllowPrivate, addr, err)
+			}
+		}
+		for url, ok := range map[string]bool{
+			"http://127.0.0.1:" + port + "/": true, "https://localhost/x": true, "http://[::1]/": true,
+			"http://public.example/": false, "https://10.0.0.1/": false, "ftp://127.0.0.1/": false,
+		} {
+			if err := g.CheckURL(context.Background(), url); (err == nil) != ok {
+				t.Errorf("AllowPrivate %v: CheckURL %s: %v, want accepted %v", g.AllowPrivate, url, err, ok)
+			}
+		}
+	}
 }

@@ -65,6 +65,11 @@ type Settings struct {
 	// more than that many requests at once from one instance.
 	Concurrency     int
 	PerSubscription int
+
+	// Host is this instance's host name; it attempts the deliveries of
+	// the local listeners (pds webhooks listen) on that host, and no
+	// other's. Empty is HostName().
+	Host string
 }
 
 // Defaults of the attempt slots (decisions: the bound keeps a busy
@@ -111,6 +116,9 @@ func (s Settings) WithDefaults() Settings {
 	if s.PerSubscription <= 0 {
 		s.PerSubscription = DefaultPerSubscription
 	}
+	if s.Host == "" {
+		s.Host = HostName()
+	}
 	return s
 }
 
@@ -118,6 +126,22 @@ func (s Settings) WithDefaults() Settings {
 func (s Settings) Guard() *Guard {
 	s = s.WithDefaults()
 	return &Guard{AllowPrivate: s.AllowPrivate, Resolver: s.Resolver, ConnectTimeout: s.ConnectTimeout}
+}
+
+// LocalGuard is the guard of local listeners' deliveries: loopback only,
+// whatever AllowPrivate says.
+func (s Settings) LocalGuard() *Guard {
+	s = s.WithDefaults()
+	return &Guard{LoopbackOnly: true, Resolver: s.Resolver, ConnectTimeout: s.ConnectTimeout}
+}
+
+// HostName is this machine's name as local listeners record it (pds
+// webhooks listen and the worker must agree on it).
+func HostName() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
 }
 
 // Warn logs, loudly, the settings that weaken the service.

@@ -76,8 +76,11 @@ type Worker struct {
 	clock  clock.Clock
 	s      Settings
 	client *http.Client
-	log    *slog.Logger
-	obs    Observer
+	// local is the client of local listeners' deliveries (loopback only);
+	// client, the guarded one, carries every other.
+	local *http.Client
+	log   *slog.Logger
+	obs   Observer
 
 	d   *dispatcher
 	rec *recorder
@@ -111,7 +114,11 @@ func NewWorker(jobs Jobs, render Renderer, clk clock.Clock, s Settings, log *slo
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{jobs: jobs, render: render, clock: clk, s: s, client: client, log: log,
+	local, err := NewLocalClient(s)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{jobs: jobs, render: render, clock: clk, s: s, client: client, local: local, log: log,
 		wake: make(chan struct{}, 1), listeners: map[string]bool{}}
 	w.d = newDispatcher(w)
 	w.rec = newRecorder(w)
@@ -384,6 +391,14 @@ func (w *Worker) build(ctx context.Context, b domain.Burst, active []domain.Webh
 // always written. It reports how long the attempt took (0: not started).
 func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) (time.Duration, bool) {
 	at := w.clock.Now()
+	if job.LocalListener && job.ListenerHost != w.s.Host {
+		// Claims and makers never hand it one; its target is another
+		// machine's loopback. Its lease runs out and that host's
+		// instance takes it.
+		w.log.Warn("webhook attempt not started: a local listener on another host",
+			"delivery_id", job.ID, "webhook_id", job.WebhookID, "listener_host", job.ListenerHost)
+		return 0, false
+	}
 	if !w.leaseCovers(job, at) {
 		w.log.Warn("webhook attempt not started: its lease ran out before it could start",
 			"delivery_id", job.ID, "webhook_id", job.WebhookID, "account_id", job.AccountID)
@@ -442,8 +457,12 @@ func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time)
 		return 0, 0, err
 	}
 	SetHeaders(req.Header, job.Delivery, job.Secret, at)
+	client := w.client
+	if job.LocalListener {
+		client = w.local
+	}
 	start := time.Now()
-	res, err := w.client.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return 0, time.Since(start), err
 	}

@@ -488,6 +488,111 @@ func TestConnectTimeRefusalOfARebindingName(t *testing.T) {
 	})
 }
 
+// TestPlainHTTPToLoopbackWithPrivateTargetsAllowed: with private targets
+// allowed (--webhook-allow-private), an http subscription on loopback gets
+// signed deliveries; the same subscription under the default settings (a
+// server restarted without the flag) gets nothing, refused when dialled.
+func TestPlainHTTPToLoopbackWithPrivateTargetsAllowed(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewPlainReceiver(t)
+		s := webhooktest.Settings(rc)
+		if err := s.Guard().CheckURL(context.Background(), rc.URL); err != nil {
+			t.Fatalf("the target %s is refused: %v", rc.URL, err)
+		}
+		r := start(t, eng, s)
+		sub := r.subscribe(r.acc, rc.URL, "person.created", "person.updated")
+		person := r.touch(r.acc, "p1")
+		r.advance(window)
+		got := wantRequests(t, rc, 1)[0]
+		if err := webhookverify.Verify(got.Header, got.Body, []string{sub.Secret}, r.clock.Now(), webhookverify.Options{}); err != nil {
+			t.Fatalf("the delivery does not verify: %v", err)
+		}
+		if b := decode(t, got); b.Event != "person.created" || !strings.Contains(string(b.Data), person) {
+			t.Fatalf("body %s", got.Body)
+		}
+		if d := r.deliveries(sub)[0]; d.Status != domain.DeliverySucceeded {
+			t.Fatalf("delivery %+v", d)
+		}
+
+		s.AllowPrivate = false
+		strict := newRig(t, r.st, r.clock, s)
+		strict.touch(r.acc, "p1")
+		strict.advance(time.Hour)
+		wantRequests(t, rc, 1)
+		ds := r.deliveries(sub)
+		if len(ds) != 2 || ds[0].Status != domain.DeliveryPending || ds[0].LastError == nil ||
+			!strings.Contains(*ds[0].LastError, "127.0.0.1 is not a public address (loopback)") {
+			t.Fatalf("without private targets: %+v", ds[0])
+		}
+	})
+}
+
+// TestALocalListenerAloneReachesLoopback: with the default settings (no
+// private targets), a local listener's subscription (pds webhooks listen)
+// gets signed deliveries on its plain-http loopback receiver, while an
+// ordinary subscription to the same receiver is refused when dialled; an
+// instance on another host leaves the listener's deliveries alone, whether
+// made by its own closing bursts or due for a claim.
+func TestALocalListenerAloneReachesLoopback(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewPlainReceiver(t)
+		s := webhooktest.Settings(rc)
+		s.AllowPrivate = false
+		s.Host = "laptop"
+		r := start(t, eng, s)
+		other := s
+		other.Host = "server"
+		remote := newRig(t, r.st, r.clock, other)
+
+		listener := domain.Webhook{ID: domain.NewID("wh"), AccountID: r.acc, Name: "listen", TargetURL: rc.Server.URL + "/",
+			Events: domain.WebhookEvents, IsActive: true, Secret: webhook.NewSecret(), SecretVersion: 1, CreatedAt: r.clock.Now(),
+			LocalListener: true, ListenerHost: "laptop"}
+		if err := r.st.CreateWebhook(context.Background(), listener); err != nil {
+			t.Fatal(err)
+		}
+		ordinary := r.subscribe(r.acc, rc.Server.URL+"/ordinary", "person.created")
+
+		person := r.touch(r.acc, "p1")
+		remote.advance(window) // closes the burst, attempts the ordinary delivery only
+		if got := rc.Requests(); len(got) != 0 {
+			t.Fatalf("the other host's instance reached the receiver: %+v", got)
+		}
+		if ds := r.deliveries(listener); len(ds) != 1 || ds[0].Status != domain.DeliveryPending || ds[0].Attempts != 0 {
+			t.Fatalf("the other host's instance attempted the listener's delivery: %+v", ds)
+		}
+		r.run()
+		got := wantRequests(t, rc, 1)[0]
+		if got.Path != "/" {
+			t.Fatalf("delivered to %s", got.Path)
+		}
+		if err := webhookverify.Verify(got.Header, got.Body, []string{listener.Secret}, r.clock.Now(), webhookverify.Options{}); err != nil {
+			t.Fatalf("the delivery does not verify: %v", err)
+		}
+		if b := decode(t, got); b.Event != "person.created" || !strings.Contains(string(b.Data), person) {
+			t.Fatalf("body %s", got.Body)
+		}
+		if ds := r.deliveries(listener); ds[0].Status != domain.DeliverySucceeded {
+			t.Fatalf("listener's delivery %+v", ds[0])
+		}
+		ds := r.deliveries(ordinary)
+		if len(ds) != 1 || ds[0].Status != domain.DeliveryPending || ds[0].LastError == nil ||
+			!strings.Contains(*ds[0].LastError, "127.0.0.1 is not a public address (loopback)") {
+			t.Fatalf("the ordinary subscription's delivery: %+v", ds)
+		}
+
+		// Made by a closing burst on the listener's own host: leased to
+		// its maker and sent at once.
+		r.clock.Advance(time.Hour)
+		r.touch(r.acc, "p1")
+		r.advance(window)
+		if b := decode(t, wantRequests(t, rc, 2)[1]); b.Event != "person.updated" {
+			t.Fatalf("second delivery %s", rc.Requests()[1].Body)
+		}
+	})
+}
+
 // TestRestartDeliversWhatWasCommitted: an instance stopped inside the window,
 // and one stopped between two attempts; a new instance on the same database
 // delivers, under the same delivery id.

@@ -1275,7 +1275,9 @@ type Webhook struct {
 
 	// SecretHint The signing secret, masked: `whsec_...` and its last four characters.
 	SecretHint string `json:"secret_hint"`
-	TargetURL  string `json:"target_url"`
+
+	// TargetURL Where deliveries go. A subscription made by the `pds webhooks listen` command (named `pds webhooks listen (host, pid)`) has `http://127.0.0.1:PORT/`, the receiver that command runs for as long as it runs; it alone may reach loopback, and a `target_url` set through this API ends that.
+	TargetURL string `json:"target_url"`
 }
 
 // WebhookCreate defines model for WebhookCreate.
@@ -1286,7 +1288,7 @@ type WebhookCreate struct {
 	// Name A label for people; 1 to 255 characters.
 	Name string `json:"name"`
 
-	// TargetURL An absolute `https` URL whose host resolves only to public addresses (see the operation).
+	// TargetURL An absolute `https` URL whose host resolves only to public addresses (see the operation); `http` on a loopback host only on a server started with `--webhook-allow-private`.
 	TargetURL string `json:"target_url"`
 }
 
@@ -2482,7 +2484,10 @@ type ClientInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -2504,7 +2509,10 @@ type ClientInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -3521,7 +3529,10 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -3553,7 +3564,10 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -6273,7 +6287,10 @@ type ClientWithResponsesInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -6295,7 +6312,10 @@ type ClientWithResponsesInterface interface {
 	// IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 	// NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 	// The same check runs again on every connection, on the address actually dialled (DNS
-	// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+	// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+	// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+	// that a receiver under development needs no certificate; `http` anywhere else is refused,
+	// and without that setting `http` is refused everywhere.
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -11017,7 +11037,10 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
@@ -11045,7 +11068,10 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // IPv6 unique local (fc00::/7), link-local, IPv4-mapped forms of refused IPv4 addresses,
 // NAT64, 6to4 and Teredo are refused with a 400 whose detail names the address and the range.
 // The same check runs again on every connection, on the address actually dialled (DNS
-// rebinding). A server started with `--webhook-allow-private` skips it (local development).
+// rebinding). A server started with `--webhook-allow-private` skips it (local development)
+// and also accepts plain `http` on a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`), so
+// that a receiver under development needs no certificate; `http` anywhere else is refused,
+// and without that setting `http` is refused everywhere.
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.

@@ -127,8 +127,9 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 	return out, err
 }
 
-// ClaimDeliveries leases due deliveries of active subscriptions and returns
-// them with their target and the secret of their version.
+// ClaimDeliveries leases due deliveries of active subscriptions (no local
+// listener's) and returns them with their target and the secret of their
+// version.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error) {
 	return s.ClaimDeliveriesFairly(ctx, now, lease, store.DeliveryClaim{Limit: limit})
 }
@@ -171,7 +172,8 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 		return prefix + `status = ` + a.add(domain.DeliveryPending) + ` AND ` + prefix + `next_attempt_at <= ` + a.add(n) +
 			` AND (` + prefix + `lease_until IS NULL OR ` + prefix + `lease_until <= ` + a.add(n) + `)`
 	}
-	inner := due("d.") + ` AND w.is_active = ` + a.add(true)
+	inner := due("d.") + ` AND w.is_active = ` + a.add(true) +
+		` AND (w.local_listener = ` + a.add(false) + ` OR w.listener_host = ` + a.add(c.Host) + `)`
 	if len(full) > 0 {
 		inner += ` AND d.webhook_id NOT IN (` + a.list(anySlice(full)...) + `)`
 	}
@@ -231,7 +233,8 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 // kept while a pending delivery needs it.
 func leasedJobs(ctx context.Context, q querier, token string) ([]domain.DeliveryJob, error) {
 	rows, err := q.query(ctx, `SELECT `+deliveryColumns+`, d.body, w.target_url,
-			COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret)
+			COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret),
+			w.local_listener, w.listener_host
 		FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
 		LEFT JOIN webhook_secrets ws ON ws.webhook_id = d.webhook_id AND ws.version = d.secret_version
 		WHERE d.lease_token = $1 ORDER BY d.next_attempt_at, d.id`, token)
@@ -243,7 +246,7 @@ func leasedJobs(ctx context.Context, q querier, token string) ([]domain.Delivery
 	for rows.Next() {
 		job := domain.DeliveryJob{LeaseToken: token}
 		var body string
-		d, err := scanDelivery(rows, &body, &job.TargetURL, &job.Secret)
+		d, err := scanDelivery(rows, &body, &job.TargetURL, &job.Secret, &job.LocalListener, &job.ListenerHost)
 		if err != nil {
 			return nil, err
 		}

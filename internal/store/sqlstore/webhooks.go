@@ -11,7 +11,7 @@ import (
 )
 
 const webhookColumns = `id, account_id, name, target_url, events, is_active, disabled_reason, last_error,
-	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at`
+	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at, local_listener, listener_host`
 
 func scanWebhook(sc scanner) (*domain.Webhook, error) {
 	var w domain.Webhook
@@ -20,7 +20,7 @@ func scanWebhook(sc scanner) (*domain.Webhook, error) {
 	var streak sql.NullInt64
 	var created, updated int64
 	if err := sc.Scan(&w.ID, &w.AccountID, &w.Name, &w.TargetURL, &events, &w.IsActive, &reason, &lastErr,
-		&w.Secret, &w.SecretVersion, &streak, &w.StreakFailures, &created, &updated); err != nil {
+		&w.Secret, &w.SecretVersion, &streak, &w.StreakFailures, &created, &updated, &w.LocalListener, &w.ListenerHost); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
@@ -39,11 +39,19 @@ func encodeEvents(events []string) string {
 
 // CreateWebhook stores a new subscription at secret version 1.
 func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) error {
+	host := ""
+	if w.LocalListener {
+		if w.ListenerHost == "" {
+			return errors.New("a local listener's subscription needs the host it listens on")
+		}
+		host = w.ListenerHost
+	}
 	_, err := s.writer().exec(ctx, `INSERT INTO webhooks
-		(id, account_id, name, target_url, events, is_active, secret, secret_version, streak_failures, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9)`,
+		(id, account_id, name, target_url, events, is_active, secret, secret_version, streak_failures, created_at, updated_at,
+			local_listener, listener_host)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9, $10, $11)`,
 		w.ID, w.AccountID, w.Name, w.TargetURL, encodeEvents(w.Events), true, w.Secret,
-		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli())
+		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli(), w.LocalListener, host)
 	return err
 }
 
@@ -89,7 +97,9 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 			w.Name = *u.Name
 		}
 		if u.TargetURL != nil {
-			w.TargetURL = *u.TargetURL
+			// A target set here passed the API's rules: the loopback
+			// exception of a local listener ends with its own target.
+			w.TargetURL, w.LocalListener, w.ListenerHost = *u.TargetURL, false, ""
 		}
 		if u.Events != nil {
 			w.Events = u.Events
@@ -108,9 +118,10 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 		}
 		w.UpdatedAt = now
 		_, err = q.exec(ctx, `UPDATE webhooks SET name = $1, target_url = $2, events = $3, is_active = $4, disabled_reason = $5,
-			streak_started_at = $6, streak_failures = $7, updated_at = $8 WHERE account_id = $9 AND id = $10`,
+			streak_started_at = $6, streak_failures = $7, updated_at = $8, local_listener = $9, listener_host = $10
+			WHERE account_id = $11 AND id = $12`,
 			w.Name, w.TargetURL, encodeEvents(w.Events), w.IsActive, nullStr(w.DisabledReason),
-			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), accountID, id)
+			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), w.LocalListener, w.ListenerHost, accountID, id)
 		out = w
 		return err
 	})

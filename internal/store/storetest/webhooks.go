@@ -798,6 +798,75 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		})
 	})
 
+	t.Run("a local listener: stored, offered to closing bursts, claimed only on its host, ended by a new target", func(t *testing.T) {
+		t.Parallel()
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		plain := newWebhook(t, st, acc)
+		lw := domain.Webhook{
+			ID: domain.NewID("wh"), AccountID: acc, Name: "pds webhooks listen (laptop, 42)", TargetURL: "http://127.0.0.1:4242/",
+			Events: domain.WebhookEvents, IsActive: true, Secret: "whsec_" + domain.RandomHex(16), SecretVersion: 1,
+			CreatedAt: Epoch, UpdatedAt: Epoch, LocalListener: true, ListenerHost: "laptop",
+		}
+		if err := st.CreateWebhook(ctx, lw); err != nil {
+			t.Fatal(err)
+		}
+		nameless := lw
+		nameless.ID, nameless.ListenerHost = domain.NewID("wh"), ""
+		if err := st.CreateWebhook(ctx, nameless); err == nil {
+			t.Fatal("a local listener without its host was stored")
+		}
+		if got, err := st.GetWebhook(ctx, acc, lw.ID); err != nil || !got.LocalListener || got.ListenerHost != "laptop" {
+			t.Fatalf("read back %+v, %v", got, err)
+		}
+		if got, err := st.GetWebhook(ctx, acc, plain.ID); err != nil || got.LocalListener || got.ListenerHost != "" {
+			t.Fatalf("an ordinary subscription reads back %+v, %v", got, err)
+		}
+		list, _, err := st.ListWebhooks(ctx, acc, domain.PageRequest{Page: 1, Size: 10})
+		if err != nil || len(list) != 2 || list[0].LocalListener == list[1].LocalListener {
+			t.Fatalf("list %+v, %v", list, err)
+		}
+
+		openBurst(t, st, acc, Epoch.Add(-burstWindow))
+		claimed, err := st.ClaimBursts(ctx, Epoch, time.Minute, 1)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claim burst: %+v, %v", claimed, err)
+		}
+		build := everySubscription(claimed[0], Epoch)
+		if _, err := st.CloseBurst(ctx, claimed[0], func(active []domain.Webhook) ([]domain.Delivery, error) {
+			for _, w := range active {
+				if (w.ID == lw.ID) != (w.LocalListener && w.ListenerHost == "laptop") {
+					t.Errorf("closing offered %+v", w)
+				}
+			}
+			return build(active)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		elsewhere, err := st.ClaimDeliveriesFairly(ctx, Epoch, time.Minute, store.DeliveryClaim{Limit: 10, Host: "server"})
+		if err != nil || len(elsewhere) != 1 || elsewhere[0].WebhookID != plain.ID || elsewhere[0].LocalListener {
+			t.Fatalf("a claim on another host: %+v, %v; want the ordinary subscription's delivery alone", elsewhere, err)
+		}
+		here, err := st.ClaimDeliveriesFairly(ctx, Epoch, time.Minute, store.DeliveryClaim{Limit: 10, Host: "laptop"})
+		if err != nil || len(here) != 1 || here[0].WebhookID != lw.ID || !here[0].LocalListener || here[0].ListenerHost != "laptop" ||
+			here[0].TargetURL != lw.TargetURL || here[0].Secret != lw.Secret {
+			t.Fatalf("a claim on the listener's host: %+v, %v", here, err)
+		}
+
+		name, target := "renamed", "https://example.com/hook"
+		w, err := st.UpdateWebhook(ctx, acc, lw.ID, domain.WebhookUpdate{Name: &name}, Epoch)
+		if err != nil || !w.LocalListener || w.ListenerHost != "laptop" {
+			t.Fatalf("a rename ended the local listener: %+v, %v", w, err)
+		}
+		w, err = st.UpdateWebhook(ctx, acc, lw.ID, domain.WebhookUpdate{TargetURL: &target}, Epoch)
+		if err != nil || w.LocalListener || w.ListenerHost != "" {
+			t.Fatalf("a new target kept the local listener: %+v, %v", w, err)
+		}
+		if got, err := st.GetWebhook(ctx, acc, lw.ID); err != nil || got.LocalListener || got.ListenerHost != "" {
+			t.Fatalf("after a new target, read back %+v, %v", got, err)
+		}
+	})
+
 	t.Run("deleting a subscription deletes its deliveries", func(t *testing.T) {
 		t.Parallel()
 		st := newStore(t)

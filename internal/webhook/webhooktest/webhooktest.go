@@ -50,6 +50,16 @@ func NewReceiver(t testing.TB) *Receiver {
 	return rc
 }
 
+// NewPlainReceiver starts a plain-HTTP receiver on 127.0.0.1 (a receiver
+// under local development), closed at the test's end.
+func NewPlainReceiver(t testing.TB) *Receiver {
+	rc := &Receiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(rc.serve))
+	rc.URL = rc.Server.URL + "/hooks/pds"
+	t.Cleanup(rc.Server.Close)
+	return rc
+}
+
 func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rc.mu.Lock()
@@ -218,7 +228,9 @@ func Settings(receivers ...*Receiver) webhook.Settings {
 		Jitter:       func(d time.Duration) time.Duration { return d },
 	}
 	for _, rc := range receivers {
-		s.ExtraCAs = append(s.ExtraCAs, rc.Server.Certificate())
+		if cert := rc.Server.Certificate(); cert != nil { // nil: plain HTTP
+			s.ExtraCAs = append(s.ExtraCAs, cert)
+		}
 	}
 	return s
 }
