@@ -81,6 +81,14 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	if respond != nil {
 		status = respond(n, r)
 	}
+	if r.Context().Err() != nil {
+		// The attempt gave up while the receiver held it (a function that
+		// blocks on r.Context() to make it time out): answer nothing, as a
+		// receiver that never answers. A status written now could still
+		// reach a client that is only just cancelling, and a loaded
+		// machine then sees a timed-out attempt succeed.
+		panic(http.ErrAbortHandler)
+	}
 	if status >= 300 && status < 400 {
 		// Back to this receiver, so that a followed redirect would show.
 		w.Header().Set("Location", FollowedPath)
@@ -89,7 +97,8 @@ func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // Respond sets how the receiver answers its n-th request (1-based); a
-// function may block on r.Context() to make the attempt time out.
+// function may block on r.Context() to make the attempt time out, and
+// then nothing is answered whatever it returns.
 func (rc *Receiver) Respond(f func(n int, r *http.Request) int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
