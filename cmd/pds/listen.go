@@ -9,10 +9,11 @@ import (
 	"strconv"
 )
 
-// listen binds addr, the value of flag (and its PDS_* variable), before
-// anything else happens: a taken address must cost the user no database,
-// account or key.
-func listen(flag, addr string) (net.Listener, error) {
+// listen binds addr before anything else happens: a taken address must
+// cost the user no database, account, key or subscription. flag is the
+// setting that chose the address and value what the user gave it (for
+// pds serve the address itself, for pds webhooks listen a port).
+func listen(flag, value, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		reason := err
@@ -20,8 +21,12 @@ func listen(flag, addr string) (net.Listener, error) {
 		if errors.As(err, &op) && op.Err != nil {
 			reason = op.Err // "bind: address already in use", without the repetition
 		}
-		return nil, fmt.Errorf("--%s (%s) %q: cannot listen: %w (e.g. --%s 127.0.0.1:8080, or :0 for any free port)",
-			flag, envName(flag), addr, reason, flag)
+		where := ""
+		if value != addr {
+			where = " on " + addr
+		}
+		return nil, fmt.Errorf("--%s (%s) %q: cannot listen%s: %w; e.g. --%s %s",
+			flag, envName(flag), value, where, reason, flag, settingExamples[flag])
 	}
 	return ln, nil
 }

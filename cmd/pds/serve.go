@@ -94,14 +94,14 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	}
 	// Bound before the database is opened: a taken address creates no
 	// file, account or key.
-	ln, err := listen("addr", cfg.addr)
+	ln, err := listen("addr", cfg.addr, cfg.addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
 	var metricsLn net.Listener
 	if cfg.metricsAddr != "" {
-		if metricsLn, err = listen("metrics-addr", cfg.metricsAddr); err != nil {
+		if metricsLn, err = listen("metrics-addr", cfg.metricsAddr, cfg.metricsAddr); err != nil {
 			return err
 		}
 		defer metricsLn.Close()

@@ -100,13 +100,9 @@ func (e cmdEnv) webhooksListen(args []string) error {
 		return err
 	}
 	// Bound first: a taken port leaves no subscription behind.
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+	ln, err := listen("port", strconv.Itoa(*port), net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
 	if err != nil {
-		var op *net.OpError
-		if errors.As(err, &op) && op.Err != nil {
-			err = op.Err
-		}
-		return badSetting("port", strconv.Itoa(*port), "cannot listen on 127.0.0.1: "+err.Error())
+		return err
 	}
 	defer ln.Close()
 
