@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"encoding/pem"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,32 +89,7 @@ func (s *server) kill(t *testing.T) {
 
 func (s *server) call(t *testing.T, key, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, s.base+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Fatalf("%s %s: %d with a body that is not JSON: %v", method, path, res.StatusCode, err)
-	}
-	return res.StatusCode, out
+	return callAPI(t, s.base, key, method, path, body)
 }
 
 var printedKey = regexp.MustCompile(`pds_[A-Za-z0-9]+_[A-Za-z0-9]+`)

@@ -158,22 +158,7 @@ func testWebhooksListen(t *testing.T, db string) {
 	serveOnce(t, db, func(base, key string) {
 		call := func(method, path string, body any) (int, map[string]any) {
 			t.Helper()
-			var rd io.Reader
-			if body != nil {
-				raw, _ := json.Marshal(body)
-				rd = bytes.NewReader(raw)
-			}
-			req, _ := http.NewRequest(method, base+path, rd)
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			var out map[string]any
-			_ = json.NewDecoder(res.Body).Decode(&out)
-			return res.StatusCode, out
+			return callAPI(t, base, key, method, path, body)
 		}
 		_, me := call("GET", "/me", nil)
 		acc, _ := me["account_id"].(string)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"flag"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,27 +112,9 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	serveOnce(t, filepath.Join(t.TempDir(), "pds.db"), func(base, key string) {
 		call := func(method, path string, body any, want int) map[string]any {
 			t.Helper()
-			raw, err := json.Marshal(body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req, err := http.NewRequest(method, base+path, bytes.NewReader(raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			var out map[string]any
-			if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-				t.Fatalf("%s %s: %d with a body that is not JSON: %v", method, path, res.StatusCode, err)
-			}
-			if res.StatusCode != want {
-				t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, out)
+			status, out := callAPI(t, base, key, method, path, body)
+			if status != want {
+				t.Fatalf("%s %s: %d %v", method, path, status, out)
 			}
 			return out
 		}
