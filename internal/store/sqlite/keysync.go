@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 
 	"github.com/pds-dev/pds/internal/store/sqlstore"
@@ -14,6 +15,12 @@ import (
 // transaction that starts after a change committed sees it, so when the
 // count moved the cache is emptied before the key is looked up.
 //
+// The same read takes PRAGMA data_version, which moves whenever another
+// connection (this process's writer, or any other process) committed
+// anything since the last read on this connection; when it moved, the
+// person cache is emptied (see sqlstore.personCache). That is why the
+// counter is read on a connection of its own, held for the store's life.
+//
 // Concurrent requests share reads, as PostgreSQL's keyWatch shares round
 // trips: a request that finds no read under way reads the counter itself;
 // one that finds a read under way waits for the next read, which starts
@@ -23,10 +30,12 @@ import (
 // Person's CPU).
 type changeCounter struct {
 	st   *sqlstore.Store
+	conn *sql.Conn
 	read *sql.Stmt
 
 	mu      sync.Mutex
 	seen    int64
+	version int64         // data_version at the last read
 	reading bool          // a read is under way
 	next    *counterRound // the read that requests arriving now wait for
 }
@@ -39,11 +48,16 @@ type counterRound struct {
 }
 
 func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB) (*changeCounter, error) {
-	read, err := r.PrepareContext(ctx, `SELECT n FROM key_changes WHERE id = 1`)
+	conn, err := r.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &changeCounter{st: st, read: read}, nil
+	read, err := conn.PrepareContext(ctx, `SELECT n, (SELECT data_version FROM pragma_data_version) FROM key_changes WHERE id = 1`)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &changeCounter{st: st, conn: conn, read: read}, nil
 }
 
 // Sync returns once a read of the counter that started after it was
@@ -96,11 +110,13 @@ func (c *changeCounter) takeNext() *counterRound {
 	return r
 }
 
-// readCounter reads the counter and empties the cache when it moved.
-// Reads never overlap, so a later read never sees an older count.
+// readCounter reads the counter and data_version, and empties the key
+// cache when the count moved, the person cache when anything was
+// committed. Reads never overlap, so a later read never sees an older
+// count.
 func (c *changeCounter) readCounter(ctx context.Context) error {
-	var n int64
-	if err := c.read.QueryRowContext(ctx).Scan(&n); err != nil {
+	var n, version int64
+	if err := c.read.QueryRowContext(ctx).Scan(&n, &version); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -109,7 +125,11 @@ func (c *changeCounter) readCounter(ctx context.Context) error {
 		c.seen = n
 		c.st.ForgetKeys()
 	}
+	if version != c.version {
+		c.version = version
+		c.st.ForgetPersons()
+	}
 	return nil
 }
 
-func (c *changeCounter) Close() error { return c.read.Close() }
+func (c *changeCounter) Close() error { return errors.Join(c.read.Close(), c.conn.Close()) }

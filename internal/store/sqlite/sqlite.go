@@ -41,7 +41,8 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		w.Close()
 		return nil, err
 	}
-	n := max(4, runtime.NumCPU())
+	// One more than the readers: the change counter holds one (keysync.go).
+	n := max(4, runtime.NumCPU()) + 1
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	st := sqlstore.New(Dialect, r, w, isUniqueViolation)
@@ -51,6 +52,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		return nil, err
 	}
 	st.CacheKeys(keys)
+	st.CachePersons(keys)
 	ckpt, err := startCheckpointer(path)
 	if err != nil {
 		st.Close()

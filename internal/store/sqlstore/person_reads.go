@@ -56,6 +56,11 @@ func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Pe
 
 // GetPerson returns one person of the account.
 func (s *Store) GetPerson(ctx context.Context, accountID, id string) (*domain.Person, error) {
+	if c := s.persons; c != nil {
+		return c.get(ctx, personKey{accountID, id}, func(ctx context.Context) (*domain.Person, error) {
+			return getPerson(ctx, s.reader(), accountID, id)
+		})
+	}
 	return getPerson(ctx, s.reader(), accountID, id)
 }
 

@@ -116,6 +116,8 @@ type Store struct {
 	personReads personReads
 	// keys caches keys read by hash, when the engine turned it on (CacheKeys).
 	keys *keyCache
+	// persons caches Get Person, when the engine turned it on (CachePersons).
+	persons *personCache
 }
 
 type stmtKey struct {
