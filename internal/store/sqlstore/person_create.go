@@ -42,15 +42,11 @@ func createUnlessHeld(ctx context.Context, q querier, accountID string, in domai
 	id := domain.NewID(domain.PersonIDPrefix)
 	attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 
-	query, args := createUnlessHeldQuery(accountID, ids, newPersonRow(accountID, id, attrs, w), newBurstRow(accountID, id, burst))
-	rows, err := q.query(ctx, query, args...)
-	if err != nil {
+	call := &createCall{ids: ids, accountID: accountID, person: newPersonRow(accountID, id, attrs, w), burst: newBurstRow(accountID, id, burst)}
+	if err := q.s.creator.create(ctx, call); err != nil {
 		return nil, nil, err
 	}
-	holders, err := scanHolders(rows)
-	if err != nil {
-		return nil, nil, err
-	}
+	holders := call.holders
 	if len(holders) > 0 {
 		return nil, &holders, nil
 	}

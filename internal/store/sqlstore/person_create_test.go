@@ -17,7 +17,8 @@ import (
 func set(v string) domain.Opt[string] { return domain.Opt[string]{Set: true, Value: v} }
 
 // TestUpsertCreateRoundTrips holds a new person on PostgreSQL to one
-// statement and no transaction (createUnlessHeld), with its outbox row as
+// statement and no transaction (createUnlessHeld, alone in its batch when
+// nothing else is being created), with its outbox row as
 // any created person's, and keeps every other upsert on the transaction.
 func TestUpsertCreateRoundTrips(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
@@ -39,6 +40,9 @@ func TestUpsertCreateRoundTrips(t *testing.T) {
 			return p, created, n, tx
 		}
 
+		// The creator sets up its connection (creator.connection) once, with
+		// the first new person.
+		upsert(domain.PersonUpsert{ExternalID: set("first")})
 		p, created, n, tx := upsert(domain.PersonUpsert{ExternalID: set("new-1"), Email: set("New@x.test"), FirstName: set("Ada")})
 		if !created || p.UpsertResult != domain.UpsertCreated || *p.FirstName != "Ada" {
 			t.Fatalf("created %v: %+v", created, p)

@@ -118,6 +118,8 @@ type Store struct {
 	keys *keyCache
 	// persons caches Get Person, when the engine turned it on (CachePersons).
 	persons *personCache
+	// creator batches createUnlessHeld (ModifyingCTE engines).
+	creator *creator
 }
 
 type stmtKey struct {
@@ -130,6 +132,9 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w, personReads: newPersonReads(d)}
 	if d.GroupCommit {
 		s.gc = newCommitter(s)
+	}
+	if d.ModifyingCTE {
+		s.creator = startCreator(s)
 	}
 	s.folder = startFolder(s)
 	return s
@@ -166,6 +171,9 @@ func (s *Store) Close() error {
 	}
 	if s.gc != nil {
 		s.gc.close()
+	}
+	if s.creator != nil {
+		s.creator.close()
 	}
 	if s.keys != nil {
 		err = errors.Join(err, s.keys.sync.Close())
