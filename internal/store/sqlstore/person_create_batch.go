@@ -35,10 +35,8 @@ import (
 // transaction holding an identifier it inserted), a batch waits for a lock
 // at most 100 ms (createSession) before it fails and its calls run alone.
 
-const (
-	// maxCreateBatch bounds the persons of one statement.
-	maxCreateBatch = 64
-)
+// maxCreateBatch bounds the persons of one statement.
+const maxCreateBatch = 64
 
 // createSession sets up the batches' connection: a batch waits for a lock
 // at most 100 ms.
@@ -105,7 +103,7 @@ func startCreator(s *Store) *creator {
 	return c
 }
 
-// close stops the workers once their batches are answered; closing again
+// close stops the worker once its batch is answered; closing again
 // does nothing.
 func (c *creator) close() {
 	c.stop.Do(func() { close(c.quit) })
