@@ -126,14 +126,11 @@ func (e cmdEnv) keys(args []string) error {
 		if *account == "" {
 			return usageError{errors.New("keys list: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 		}
-		st, err := openStore(e.ctx, c.database)
+		st, err := openAccountStore(e.ctx, c.database, "keys list", *account)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		if _, err := st.GetAccount(e.ctx, *account); err != nil {
-			return err
-		}
 		list, err := st.ListKeys(e.ctx, *account)
 		if err != nil {
 			return err

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/sqlite"
@@ -23,6 +26,32 @@ func openStore(ctx context.Context, database string) (store.Store, error) {
 	}
 	return sqlite.Open(ctx, database)
 }
+
+// openAccountStore is openStore for a command (cmd, as its errors name it)
+// that works on one account, which must exist.
+func openAccountStore(ctx context.Context, database, cmd, account string) (store.Store, error) {
+	st, err := openStore(ctx, database)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.GetAccount(ctx, account); err != nil {
+		st.Close()
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil, noAccountError{cmd, account}
+		}
+		return nil, err
+	}
+	return st, nil
+}
+
+// noAccountError names the account a command was given that does not exist.
+type noAccountError struct{ cmd, account string }
+
+func (e noAccountError) Error() string {
+	return fmt.Sprintf("%s: there is no account %q (pds accounts list shows them)", e.cmd, e.account)
+}
+
+func (e noAccountError) Is(target error) bool { return target == domain.ErrNotFound }
 
 func (e cmdEnv) migrate(args []string) error {
 	fs, c := e.newFlags("migrate")

@@ -61,16 +61,11 @@ func (e cmdEnv) importCmd(args []string) error {
 	}
 	defer closeIn()
 
-	st, err := openStore(e.ctx, c.database)
+	st, err := openAccountStore(e.ctx, c.database, "import "+kind, *account)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.GetAccount(e.ctx, *account); errors.Is(err, domain.ErrNotFound) {
-		return fmt.Errorf("import %s: there is no account %q", kind, *account)
-	} else if err != nil {
-		return err
-	}
 	var n int
 	switch kind {
 	case "campaigns":

@@ -68,16 +68,11 @@ func (e cmdEnv) importPersons(args []string) error {
 	if err != nil {
 		return fmt.Errorf("import persons: nothing was imported: %w", err)
 	}
-	st, err := openStore(e.ctx, c.database)
+	st, err := openAccountStore(e.ctx, c.database, "import persons", *account)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.GetAccount(e.ctx, *account); errors.Is(err, domain.ErrNotFound) {
-		return fmt.Errorf("import persons: there is no account %q", *account)
-	} else if err != nil {
-		return err
-	}
 	if _, err := src.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}

@@ -106,14 +106,11 @@ func (e cmdEnv) webhooksListen(args []string) error {
 	}
 	defer ln.Close()
 
-	st, err := openStore(e.ctx, c.database)
+	st, err := openAccountStore(e.ctx, c.database, "webhooks listen", *account)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.GetAccount(e.ctx, *account); err != nil {
-		return err
-	}
 	host := webhook.HostName()
 	stale, err := removeStaleListeners(e.ctx, st, *account, host)
 	if err != nil {
