@@ -9,6 +9,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/sqlite"
 )
 
@@ -20,22 +21,8 @@ import (
 // unrevoked.
 func TestSharedCounterReadsMissNoRevocation(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "pds.db")
-	server, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	admin, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	now := time.Now()
-	acc := domain.Account{ID: domain.NewID("acc"), Name: "a", CreatedAt: now}
-	if err := admin.CreateAccount(ctx, acc); err != nil {
-		t.Fatal(err)
-	}
+	server, admin, acc := twoProcesses(t)
+	now := acc.CreatedAt
 	mint := func() domain.APIKey {
 		t.Helper()
 		k, _, err := service.MintKey(ctx, admin, service.KeyRequest{AccountID: acc.ID, Scopes: domain.AllScopes}, now)
@@ -83,4 +70,25 @@ func TestSharedCounterReadsMissNoRevocation(t *testing.T) {
 			t.Fatalf("round %d: a key revoked by another process was served unrevoked", i)
 		}
 	}
+}
+
+// twoProcesses opens two stores on one new file, as two processes would
+// (the server, and another that changes what the server caches), and
+// makes an account through the second.
+func twoProcesses(t *testing.T) (server, other store.Store, acc domain.Account) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "pds.db")
+	for _, st := range []*store.Store{&server, &other} {
+		var err error
+		if *st, err = sqlite.Open(ctx, path); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*st).Close() })
+	}
+	acc = domain.Account{ID: domain.NewID("acc"), Name: "a", CreatedAt: time.Now().UTC()}
+	if err := other.CreateAccount(ctx, acc); err != nil {
+		t.Fatal(err)
+	}
+	return server, other, acc
 }

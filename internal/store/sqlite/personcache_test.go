@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
-	"github.com/pds-dev/pds/internal/store/sqlite"
 )
 
 // TestPersonCacheSeesEveryCommit: while other requests keep the person
@@ -20,23 +18,9 @@ import (
 // tag it holds, shows on the very next Get Person.
 func TestPersonCacheSeesEveryCommit(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "pds.db")
-	server, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	other, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	now := time.Now().UTC()
+	server, other, acc := twoProcesses(t)
+	now := acc.CreatedAt
 	w := store.Write{Now: now, Window: time.Second}
-	acc := domain.Account{ID: domain.NewID("acc"), Name: "a", CreatedAt: now}
-	if err := other.CreateAccount(ctx, acc); err != nil {
-		t.Fatal(err)
-	}
 	text := func(v string) domain.Opt[string] { return domain.Opt[string]{Set: true, Value: v} }
 	upsert := func(ext string) *domain.Person {
 		t.Helper()
