@@ -21,7 +21,7 @@ import (
 // then the caller runs the whole upsert in a transaction. A concurrent
 // create of the same identifier fails the insert unique, and the caller
 // runs again, as for any person write (retryingUnique).
-func createUnlessHeld(ctx context.Context, q querier, accountID string, in domain.PersonUpsert,
+func (s *Store) createUnlessHeld(ctx context.Context, accountID string, in domain.PersonUpsert,
 	w store.Write) (*domain.Person, *[]service.Holder, error) {
 	ids := in.Identifiers()
 	// Custom field values are written by applyCustomValues, statement by
@@ -43,7 +43,7 @@ func createUnlessHeld(ctx context.Context, q querier, accountID string, in domai
 	attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 
 	call := &createCall{ids: ids, accountID: accountID, person: newPersonRow(accountID, id, attrs, w), burst: newBurstRow(accountID, id, burst)}
-	if err := q.s.creator.create(ctx, call); err != nil {
+	if err := s.creator.create(ctx, call); err != nil {
 		return nil, nil, err
 	}
 	holders := call.holders

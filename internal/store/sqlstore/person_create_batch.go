@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 
@@ -197,11 +196,24 @@ func (c *creator) runTogether(ctx context.Context, batch []*createCall) error {
 	if err != nil {
 		return err
 	}
-	query, args := createManyQuery(batch)
 	if len(batch) == 1 {
 		// The statement of one call alone reads no list of inputs.
-		query, args = createUnlessHeldQuery(batch[0].accountID, batch[0].ids, batch[0].person, batch[0].burst)
+		call := batch[0]
+		query, args := createUnlessHeldQuery(call.accountID, call.ids, call.person, call.burst)
+		rows, err := conn.QueryContext(ctx, query, args...)
+		if err != nil {
+			c.check(err)
+			return err
+		}
+		holders, err := scanHolders(rows)
+		if err != nil {
+			c.check(err)
+			return err
+		}
+		call.holders, call.err = holders, nil
+		return nil
 	}
+	query, args := createManyQuery(batch)
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		c.check(err)
@@ -215,17 +227,10 @@ func (c *creator) runTogether(ctx context.Context, batch []*createCall) error {
 			id                         string
 			externalID, emailNorm, fID sql.NullString
 		)
-		dest := []any{&n, &id, &externalID, &emailNorm, &fID}
-		if len(batch) == 1 {
-			dest = dest[1:] // n is 0
-		}
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&n, &id, &externalID, &emailNorm, &fID); err != nil {
 			return err
 		}
-		// A person holding two of the identifiers comes once per index.
-		if !slices.ContainsFunc(holders[n], func(h service.Holder) bool { return h.ID == id }) {
-			holders[n] = append(holders[n], service.Holder{ID: id, ExternalID: externalID.String, EmailNorm: emailNorm.String, FID: fID.String})
-		}
+		holders[n] = addHolder(holders[n], id, externalID, emailNorm, fID)
 	}
 	if err := rows.Close(); err != nil {
 		c.check(err)

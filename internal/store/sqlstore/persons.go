@@ -25,7 +25,7 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 	err := s.retryingUnique(func() error {
 		var held *[]service.Holder
 		if s.dialect.ModifyingCTE {
-			made, holders, err := createUnlessHeld(ctx, s.writer(), accountID, in, w)
+			made, holders, err := s.createUnlessHeld(ctx, accountID, in, w)
 			if err != nil || made != nil {
 				p, created = made, made != nil
 				return err
@@ -250,12 +250,18 @@ func scanHolders(rows *sql.Rows) ([]service.Holder, error) {
 		if err := rows.Scan(&r.id, &r.externalID, &r.emailNorm, &r.fID); err != nil {
 			return nil, err
 		}
-		// A person holding two of the identifiers comes once per index.
-		if !slices.ContainsFunc(out, func(h service.Holder) bool { return h.ID == r.id }) {
-			out = append(out, service.Holder{ID: r.id, ExternalID: r.externalID.String, EmailNorm: r.emailNorm.String, FID: r.fID.String})
-		}
+		out = addHolder(out, r.id, r.externalID, r.emailNorm, r.fID)
 	}
 	return out, rows.Err()
+}
+
+// addHolder adds a holder read from a row to holders, once: a person
+// holding two of the identifiers comes once per index.
+func addHolder(holders []service.Holder, id string, externalID, emailNorm, fID sql.NullString) []service.Holder {
+	if slices.ContainsFunc(holders, func(h service.Holder) bool { return h.ID == id }) {
+		return holders
+	}
+	return append(holders, service.Holder{ID: id, ExternalID: externalID.String, EmailNorm: emailNorm.String, FID: fID.String})
 }
 
 // holdersQuery is a UNION ALL of one SELECT per given identifier. A single
