@@ -21,6 +21,7 @@ var Dialect = sqlstore.Dialect{
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,
+	PersonArrays:        true,
 	MergeJoinTags: `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_seqscan', 'off', true),
 		set_config('max_parallel_workers_per_gather', '0', true)`,
 	JoinsAsWritten: `SELECT set_config('join_collapse_limit', '1', true), set_config('enable_hashjoin', 'off', true),

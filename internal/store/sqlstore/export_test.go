@@ -79,3 +79,22 @@ func CreateUnlessHeldQuery(accountID string, externalID, email, fID *string) (st
 	return createUnlessHeldQuery(accountID, ids, newPersonRow(accountID, id, attributes{Identifiers: ids}, now),
 		newBurstRow(accountID, id, service.BurstAfterChange(nil, true, now.Now, time.Minute)))
 }
+
+// ReadsPersonsTogether says Get Person calls share statements (fetcher).
+func (s *Store) ReadsPersonsTogether() bool { return s.fetcher != nil }
+
+// GetPersonsTogether reads the persons of the account with ids as one batch
+// of the fetcher, for the plan test; an error unless each was found.
+func (s *Store) GetPersonsTogether(ctx context.Context, accountID string, ids []string) error {
+	batch := make([]*getCall, len(ids))
+	for i, id := range ids {
+		batch[i] = &getCall{accountID: accountID, id: id}
+	}
+	s.fetcher.run(batch)
+	for _, call := range batch {
+		if call.err != nil {
+			return call.err
+		}
+	}
+	return nil
+}

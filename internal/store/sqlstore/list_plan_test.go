@@ -55,10 +55,14 @@ func TestHotQueryPlans(t *testing.T) {
 		web := "web"
 		until := seedEpoch.Add(time.Hour)
 		exportSince := seedEpoch.Add(10 * time.Minute)
-		for _, tc := range []struct {
+		cases := []struct {
 			name string
 			read func() error
 		}{
+			{"get person", func() error {
+				_, err := rs.GetPerson(ctx, acc, fmt.Sprintf("per_%s_%06d", acc, 1234))
+				return err
+			}},
 			{"window, page 1", listPersons(ctx, rs, acc, window, 1)},
 			{"window, deep page", listPersons(ctx, rs, acc, window, 77)},
 			{"window, last page", listPersons(ctx, rs, acc, window, 120)},
@@ -80,7 +84,16 @@ func TestHotQueryPlans(t *testing.T) {
 				_, err := rs.KeyByHash(ctx, sum[:])
 				return err
 			}},
-		} {
+		}
+		if rs.ReadsPersonsTogether() {
+			cases = append(cases, struct {
+				name string
+				read func() error
+			}{"get persons together", func() error {
+				return rs.GetPersonsTogether(ctx, acc, []string{fmt.Sprintf("per_%s_%06d", acc, 17), fmt.Sprintf("per_%s_%06d", acc, 2999)})
+			}})
+		}
+		for _, tc := range cases {
 			var err error
 			queries := rs.recordQueries(func() { err = tc.read() })
 			if err != nil {

@@ -10,15 +10,14 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-// personWithDetailsSQL reads the person of the account ($1) that cond
-// names (by a unique column equal to $2) with its live tags, in the order
-// they were attached (then by id), and the values of its live Person custom
-// fields, in one statement: two scalar subqueries aggregate them as JSON,
-// each engine with its own aggregate functions (Dialect.TagPairsAgg,
-// Dialect.FieldValuesAgg). A Get Person, or a lookup by email or
-// external_id, is then one round trip on PostgreSQL and one read
-// transaction on SQLite.
-func personWithDetailsSQL(d Dialect, cond string) string {
+// personWithDetailsSQL reads the persons p of from that where names with
+// their live tags, in the order they were attached (then by id), and the
+// values of their live Person custom fields, in one statement: two scalar
+// subqueries aggregate them as JSON, each engine with its own aggregate
+// functions (Dialect.TagPairsAgg, Dialect.FieldValuesAgg). A Get Person, or
+// a lookup by email or external_id, is then one round trip on PostgreSQL
+// and one read transaction on SQLite. extra follows the two aggregates.
+func personWithDetailsSQL(d Dialect, from, where, extra string) string {
 	return `SELECT ` + personColumns + `,
 		COALESCE((SELECT ` + d.TagPairsAgg + ` FROM person_tags pt
 			JOIN tags t ON t.id = pt.tag_id AND t.account_id = pt.account_id AND t.archived_at IS NULL
@@ -26,21 +25,29 @@ func personWithDetailsSQL(d Dialect, cond string) string {
 		COALESCE((SELECT ` + d.FieldValuesAgg + ` FROM person_field_values v
 			JOIN custom_fields f ON f.id = v.field_id AND f.account_id = v.account_id
 				AND f.collection = 'Person' AND f.archived_at IS NULL
-			WHERE v.person_id = p.id AND v.account_id = p.account_id), '{}')
-		FROM persons p WHERE p.account_id = $1 AND ` + cond
+			WHERE v.person_id = p.id AND v.account_id = p.account_id), '{}')` + extra + `
+		FROM ` + from + ` WHERE ` + where
 }
 
 // personReads are the statements of personWithDetailsSQL a store runs.
 type personReads struct {
 	byID, byExternalID, byEmail string
+	// byIDs reads the persons of an array of accounts ($1) and an array of
+	// ids ($2), each with its position in the arrays (from 1) after the
+	// aggregates; only with Dialect.PersonArrays.
+	byIDs string
 }
 
 func newPersonReads(d Dialect) personReads {
-	return personReads{
-		byID:         personWithDetailsSQL(d, `p.id = $2`),
-		byExternalID: personWithDetailsSQL(d, `p.external_id = $2`),
-		byEmail:      personWithDetailsSQL(d, `p.email_norm = $2`),
+	one := func(cond string) string {
+		return personWithDetailsSQL(d, `persons p`, `p.account_id = $1 AND `+cond, ``)
 	}
+	r := personReads{byID: one(`p.id = $2`), byExternalID: one(`p.external_id = $2`), byEmail: one(`p.email_norm = $2`)}
+	if d.PersonArrays {
+		r.byIDs = personWithDetailsSQL(d, `unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (account, person, n)
+			JOIN persons p ON p.account_id = k.account AND p.id = k.person`, `TRUE`, `, k.n`)
+	}
+	return r
 }
 
 // readPerson reads the person with id; sql.ErrNoRows when the account
@@ -51,8 +58,14 @@ func readPerson(ctx context.Context, q querier, accountID, id string) (*domain.P
 
 // readPersonBy runs query, one of personReads, for key.
 func readPersonBy(ctx context.Context, q querier, query, accountID, key string) (*domain.Person, error) {
+	return scanPersonWithDetails(q.queryRow(ctx, query, accountID, key))
+}
+
+// scanPersonWithDetails scans a row of personWithDetailsSQL, then its
+// extra columns into extra.
+func scanPersonWithDetails(sc scanner, extra ...any) (*domain.Person, error) {
 	var tags, values []byte
-	p, err := scanPerson(withExtra{q.queryRow(ctx, query, accountID, key), []any{&tags, &values}})
+	p, err := scanPerson(withExtra{sc, append([]any{&tags, &values}, extra...)})
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,11 @@ type Dialect struct {
 	// them in one pass (SQLite); otherwise a semi-join leaves the choice
 	// of join to the planner.
 	MergeIntersect bool
+	// PersonArrays says a statement may take arrays of text parameters
+	// and unnest them (PostgreSQL), which lets concurrent Get Person calls
+	// share one statement (see fetcher), where each statement is a round
+	// trip to a server process.
+	PersonArrays bool
 	// MergeJoinTags, when set, is run in a tag filter's read transaction
 	// before its statements, so that the planner joins the tags' index
 	// ranges by merging them in list order. Estimating one account that
@@ -120,6 +125,8 @@ type Store struct {
 	persons *personCache
 	// creator batches createUnlessHeld (ModifyingCTE engines).
 	creator *creator
+	// fetcher batches Get Person (PersonArrays engines).
+	fetcher *fetcher
 }
 
 type stmtKey struct {
@@ -135,6 +142,9 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	}
 	if d.ModifyingCTE {
 		s.creator = startCreator(s)
+	}
+	if d.PersonArrays {
+		s.fetcher = startFetcher(s, getWorkers)
 	}
 	s.folder = startFolder(s)
 	return s
@@ -174,6 +184,9 @@ func (s *Store) Close() error {
 	}
 	if s.creator != nil {
 		s.creator.close()
+	}
+	if s.fetcher != nil {
+		s.fetcher.close()
 	}
 	if s.keys != nil {
 		err = errors.Join(err, s.keys.sync.Close())
