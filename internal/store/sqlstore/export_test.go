@@ -88,7 +88,7 @@ func (s *Store) ReadsPersonsTogether() bool { return s.fetcher != nil }
 func (s *Store) GetPersonsTogether(ctx context.Context, accountID string, ids []string) error {
 	batch := make([]*getCall, len(ids))
 	for i, id := range ids {
-		batch[i] = &getCall{accountID: accountID, id: id}
+		batch[i] = &getCall{ctx: ctx, accountID: accountID, id: id}
 	}
 	s.fetcher.run(batch)
 	for _, call := range batch {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -33,6 +34,7 @@ const getWorkers = 2
 
 // getCall is one Get Person waiting for its batch.
 type getCall struct {
+	ctx           context.Context
 	accountID, id string
 	// The answer: the person, or sql.ErrNoRows, or err.
 	person *domain.Person
@@ -68,7 +70,7 @@ func (f *fetcher) close() {
 // get reads the person in the next batch; sql.ErrNoRows when the account
 // holds no such person.
 func (f *fetcher) get(ctx context.Context, accountID, id string) (*domain.Person, error) {
-	call := &getCall{accountID: accountID, id: id, done: make(chan struct{})}
+	call := &getCall{ctx: ctx, accountID: accountID, id: id, done: make(chan struct{})}
 	select {
 	case f.calls <- call:
 	case <-f.quit:
@@ -120,9 +122,34 @@ func gather[T any](batch []T, calls <-chan T, quit <-chan struct{}, max int) ([]
 	return batch, true
 }
 
+// whileAnyWaits is a context that ends once every call of batch has
+// stopped waiting for its answer (its own context ended), so that a batch
+// stuck on the server is cancelled as each caller's statement would have
+// been, but not while anyone still waits for it.
+func whileAnyWaits(batch []*getCall) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var waiting atomic.Int64
+	waiting.Store(int64(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, call := range batch {
+		stops[i] = context.AfterFunc(call.ctx, func() {
+			if waiting.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
+
 // run answers every call of batch.
 func (f *fetcher) run(batch []*getCall) {
-	ctx := context.Background()
+	ctx, stop := whileAnyWaits(batch)
+	defer stop()
 	q := f.s.reader()
 	if len(batch) == 1 {
 		call := batch[0]
