@@ -45,6 +45,17 @@ type result struct {
 
 func (r result) n() int { return len(r.latencies) }
 
+// add is r and o as one run: their latencies, times and errors.
+func (r result) add(o result) result {
+	out := result{latencies: append(slices.Clone(r.latencies), o.latencies...), elapsed: r.elapsed + o.elapsed,
+		errors: r.errors + o.errors, firstErr: r.firstErr}
+	if out.firstErr == nil {
+		out.firstErr = o.firstErr
+	}
+	slices.Sort(out.latencies)
+	return out
+}
+
 // perSecond is the throughput: requests answered per second of the run.
 func (r result) perSecond() float64 {
 	if r.elapsed <= 0 {

@@ -67,3 +67,31 @@ func TestBatchBody(t *testing.T) {
 		t.Fatalf("batch body %+v, %v", body, err)
 	}
 }
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{0.3}, 0.3},
+		{[]float64{0.2, 0.3, 0.9}, 0.3},
+		{[]float64{0.2, 0.3, 0.4, 0.9}, 0.35},
+	} {
+		if got := median(tc.in); got < tc.want-1e-9 || got > tc.want+1e-9 {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestResultsAdd(t *testing.T) {
+	a := result{latencies: []time.Duration{1, 5}, elapsed: time.Second, errors: 1}
+	b := result{latencies: []time.Duration{3}, elapsed: 2 * time.Second, errors: 2}
+	got := a.add(b)
+	if !slices.Equal(got.latencies, []time.Duration{1, 3, 5}) || got.elapsed != 3*time.Second || got.errors != 3 || got.perSecond() != 1 {
+		t.Errorf("add: %+v", got)
+	}
+	if !slices.Equal(a.latencies, []time.Duration{1, 5}) {
+		t.Errorf("add changed its receiver: %v", a.latencies)
+	}
+}
