@@ -138,20 +138,9 @@ func (c *creator) work() {
 	}()
 	var batch []*createCall
 	for {
-		select {
-		case call := <-c.calls:
-			batch = append(batch[:0], call)
-		case <-c.quit:
+		var ok bool
+		if batch, ok = gather(batch[:0], c.calls, c.quit, maxCreateBatch); !ok {
 			return
-		}
-	more:
-		for len(batch) < maxCreateBatch {
-			select {
-			case call := <-c.calls:
-				batch = append(batch, call)
-			default:
-				break more
-			}
 		}
 		c.run(batch)
 		clear(batch)
