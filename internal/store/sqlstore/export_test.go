@@ -98,3 +98,25 @@ func (s *Store) GetPersonsTogether(ctx context.Context, accountID string, ids []
 	}
 	return nil
 }
+
+// CreateTogether runs new persons of the given external ids as one batch
+// of the creator, with the callers' context ctx, and returns each call's
+// error once all are answered.
+func (s *Store) CreateTogether(ctx context.Context, accountID string, externalIDs []string) []error {
+	w := store.Write{Now: time.Now(), Window: time.Minute}
+	batch := make([]*createCall, len(externalIDs))
+	for i, ext := range externalIDs {
+		ids := domain.Identifiers{ExternalID: &ext}
+		id := domain.NewID(domain.PersonIDPrefix)
+		batch[i] = &createCall{ctx: ctx, ids: ids, accountID: accountID, done: make(chan struct{}),
+			person: newPersonRow(accountID, id, attributes{Identifiers: ids}, w),
+			burst:  newBurstRow(accountID, id, service.BurstAfterChange(nil, true, w.Now, w.Window))}
+	}
+	s.creator.run(batch)
+	errs := make([]error, len(batch))
+	for i, call := range batch {
+		<-call.done
+		errs[i] = call.err
+	}
+	return errs
+}

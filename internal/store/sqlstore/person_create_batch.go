@@ -43,6 +43,8 @@ const createSession = `SET lock_timeout = '100ms'`
 
 // createCall is one createUnlessHeld waiting for its batch.
 type createCall struct {
+	// ctx is the caller's: a batch runs while any of its callers waits.
+	ctx           context.Context
 	ids           domain.Identifiers
 	accountID     string
 	person, burst []any // newPersonRow and newBurstRow
@@ -113,7 +115,7 @@ func (c *creator) close() {
 // whose context ends first is answered with its error; its person may still
 // be created, as when a client goes away while its statement commits.
 func (c *creator) create(ctx context.Context, call *createCall) error {
-	call.done = make(chan struct{})
+	call.ctx, call.done = ctx, make(chan struct{})
 	select {
 	case c.calls <- call:
 	case <-c.quit:
@@ -149,9 +151,13 @@ func (c *creator) work() {
 
 // run answers every call of batch from one statement or, when that fails,
 // from one statement per call, run side by side on the pool while the next
-// batch goes on.
+// batch goes on. The batch's statement is cancelled once none of its
+// callers waits any more (a stalled connection would otherwise hold up
+// every create behind it); a call run alone has its caller's context, as
+// without batches.
 func (c *creator) run(batch []*createCall) {
-	ctx := context.Background()
+	ctx, stop := whileAnyWaits(batch, func(call *createCall) context.Context { return call.ctx })
+	defer stop()
 	if err := c.runTogether(ctx, batch); err == nil {
 		for _, call := range batch {
 			close(call.done)
@@ -162,7 +168,7 @@ func (c *creator) run(batch []*createCall) {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			call.holders, call.err = c.runAlone(ctx, call)
+			call.holders, call.err = c.runAlone(call.ctx, call)
 			close(call.done)
 		}()
 	}

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -90,6 +91,45 @@ func TestConcurrentCreatesKeepEveryRule(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// TestCreateBatchRunsWhileACallerWaits: the creator's shared statement is
+// cancelled once none of its callers waits, so a batch stalled on the
+// server cannot hold up every create queued behind it; while one waits, it
+// runs. (PostgreSQL: SQLite creates in the caller's transaction.)
+func TestCreateBatchRunsWhileACallerWaits(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		if eng.Name != "postgres" {
+			t.Skip("only PostgreSQL creates persons in batches")
+		}
+		rs := openCounting(t, eng)
+		acc, _ := rs.seedAccount(t, 1)
+		stored := func(ext string) bool {
+			var n int
+			if err := rs.db.QueryRow(`SELECT count(*) FROM persons WHERE account_id = $1 AND external_id = $2`, acc, ext).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n == 1
+		}
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		for i, err := range rs.CreateTogether(gone, acc, []string{"gone-1", "gone-2"}) {
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("call %d of a batch nobody waits for: %v, want context.Canceled", i, err)
+			}
+		}
+		if stored("gone-1") || stored("gone-2") {
+			t.Error("a batch nobody waited for created its persons")
+		}
+		for i, err := range rs.CreateTogether(context.Background(), acc, []string{"kept-1", "kept-2"}) {
+			if err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+		}
+		if !stored("kept-1") || !stored("kept-2") {
+			t.Error("a batch its callers waited for did not create its persons")
 		}
 	})
 }

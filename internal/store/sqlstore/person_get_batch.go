@@ -123,16 +123,16 @@ func gather[T any](batch []T, calls <-chan T, quit <-chan struct{}, max int) ([]
 }
 
 // whileAnyWaits is a context that ends once every call of batch has
-// stopped waiting for its answer (its own context ended), so that a batch
-// stuck on the server is cancelled as each caller's statement would have
-// been, but not while anyone still waits for it.
-func whileAnyWaits(batch []*getCall) (context.Context, func()) {
+// stopped waiting for its answer (its context, ctxOf(call), ended), so that
+// a batch stuck on the server is cancelled as each caller's statement would
+// have been, but not while anyone still waits for it.
+func whileAnyWaits[T any](batch []T, ctxOf func(T) context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var waiting atomic.Int64
 	waiting.Store(int64(len(batch)))
 	stops := make([]func() bool, len(batch))
 	for i, call := range batch {
-		stops[i] = context.AfterFunc(call.ctx, func() {
+		stops[i] = context.AfterFunc(ctxOf(call), func() {
 			if waiting.Add(-1) == 0 {
 				cancel()
 			}
@@ -148,7 +148,7 @@ func whileAnyWaits(batch []*getCall) (context.Context, func()) {
 
 // run answers every call of batch.
 func (f *fetcher) run(batch []*getCall) {
-	ctx, stop := whileAnyWaits(batch)
+	ctx, stop := whileAnyWaits(batch, func(call *getCall) context.Context { return call.ctx })
 	defer stop()
 	q := f.s.reader()
 	if len(batch) == 1 {
