@@ -336,7 +336,8 @@ func (m *measure) upserts() {
 		return request{method: http.MethodPost, path: "/persons", want: http.StatusCreated, body: fmt.Appendf(nil,
 			`{"external_id":"new-%s-%d","email":"new-%s-%d@bench.example","first_name":"New"}`, tag, i, tag, i)}
 	}, nil)
-	rng := rand.New(rand.NewPCG(1, 1))
+	// Persons drawn afresh by every run (unseededPersons).
+	rng := unseededPersons()
 	m.sequential("1. Upsert Person, matched person", "200; matched by external_id, first_name changes", func(i int) request {
 		return request{method: http.MethodPost, path: "/persons", want: http.StatusOK, body: fmt.Appendf(nil,
 			`{"external_id":%q,"first_name":"Matched %d"}`, seedExternalID(rng.IntN(m.fx.seeded)), i)}
@@ -352,11 +353,21 @@ func (m *measure) sustainedUpserts() {
 }
 
 func (m *measure) appendBreadcrumbs() {
-	rng := rand.New(rand.NewPCG(3, 3))
+	rng := unseededPersons()
 	m.sequential("8. Append Breadcrumb, person matched by external_id", "201, sequential", func(i int) request {
 		return request{method: http.MethodPost, path: "/breadcrumbs", want: http.StatusCreated, body: fmt.Appendf(nil,
 			`{"flavor":"page_view","external_id":%q}`, seedExternalID(rng.IntN(m.fx.seeded)))}
 	}, nil)
+}
+
+// unseededPersons picks the persons of a write row, different ones in
+// every run. A write moves its person's last-seen entries to the newest end
+// of their indexes, so a --reuse run that wrote to the persons an earlier
+// run had written to found them in pages already hot: in an interleaved
+// series on one SQLite fixture, the matched upsert's p50 was 0.85 ms in the
+// first run and 0.30-0.35 ms in the eight after it.
+func unseededPersons() *rand.Rand {
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 }
 
 func domainHex() string { return strconv.FormatInt(time.Now().UnixNano()%1e9, 36) }
