@@ -98,6 +98,10 @@ func openCounting(t testing.TB, eng testenv.Engine) rawStore {
 			t.Fatal(err)
 		}
 		db, err = sql.Open("counting-pgx", target)
+		// Bounded as postgres.Open bounds its pool: unbounded, a test's
+		// hundred concurrent writes opened a connection each and, beside
+		// the other packages' tests, ran the server out of connections.
+		db.SetMaxOpenConns(8)
 		st = sqlstore.New(postgres.Dialect, db, db, countingIsUnique)
 	}
 	if err != nil {
