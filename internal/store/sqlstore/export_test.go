@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -74,10 +73,9 @@ func Cover(from, to int64) [][3]int64 {
 // engine with data-modifying WITH clauses, for the plan test.
 func CreateUnlessHeldQuery(accountID string, externalID, email, fID *string) (string, []any) {
 	ids := domain.Identifiers{ExternalID: externalID, Email: email, FID: fID}
-	now := store.Write{Now: time.Now()}
-	id := domain.NewID(domain.PersonIDPrefix)
-	return createUnlessHeldQuery(accountID, ids, newPersonRow(accountID, id, attributes{Identifiers: ids}, now),
-		newBurstRow(accountID, id, service.BurstAfterChange(nil, true, now.Now, time.Minute)))
+	call := newCreateCall(accountID, domain.NewID(domain.PersonIDPrefix), attributes{Identifiers: ids},
+		store.Write{Now: time.Now(), Window: time.Minute})
+	return createUnlessHeldQuery(accountID, ids, call.person, call.burst)
 }
 
 // ReadsPersonsTogether says Get Person calls share statements (fetcher).
@@ -106,11 +104,9 @@ func (s *Store) CreateTogether(ctx context.Context, accountID string, externalID
 	w := store.Write{Now: time.Now(), Window: time.Minute}
 	batch := make([]*createCall, len(externalIDs))
 	for i, ext := range externalIDs {
-		ids := domain.Identifiers{ExternalID: &ext}
-		id := domain.NewID(domain.PersonIDPrefix)
-		batch[i] = &createCall{ctx: ctx, ids: ids, accountID: accountID, done: make(chan struct{}),
-			person: newPersonRow(accountID, id, attributes{Identifiers: ids}, w),
-			burst:  newBurstRow(accountID, id, service.BurstAfterChange(nil, true, w.Now, w.Window))}
+		call := newCreateCall(accountID, domain.NewID(domain.PersonIDPrefix), attributes{Identifiers: domain.Identifiers{ExternalID: &ext}}, w)
+		call.ctx, call.done = ctx, make(chan struct{})
+		batch[i] = call
 	}
 	s.creator.run(batch)
 	errs := make([]error, len(batch))

@@ -38,11 +38,9 @@ func (s *Store) createUnlessHeld(ctx context.Context, accountID string, in domai
 	if !service.StampsFor(createdNew).Event {
 		return nil, nil, nil
 	}
-	burst := service.BurstAfterChange(nil, true, w.Now, w.Window)
 	id := domain.NewID(domain.PersonIDPrefix)
 	attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
-
-	call := &createCall{ids: ids, accountID: accountID, person: newPersonRow(accountID, id, attrs, w), burst: newBurstRow(accountID, id, burst)}
+	call := newCreateCall(accountID, id, attrs, w)
 	if err := s.creator.create(ctx, call); err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // Creating persons together. On PostgreSQL each new person is one
@@ -52,6 +53,16 @@ type createCall struct {
 	holders []service.Holder
 	err     error
 	done    chan struct{}
+}
+
+func (c *createCall) callerCtx() context.Context { return c.ctx }
+
+// newCreateCall is the call that creates the person id of attrs, with the
+// outbox row a created person gets (service.BurstAfterChange).
+func newCreateCall(accountID, id string, attrs attributes, w store.Write) *createCall {
+	burst := service.BurstAfterChange(nil, true, w.Now, w.Window)
+	return &createCall{ids: attrs.Identifiers, accountID: accountID,
+		person: newPersonRow(accountID, id, attrs, w), burst: newBurstRow(accountID, id, burst)}
 }
 
 // creator gathers createCalls into batches.
@@ -156,7 +167,7 @@ func (c *creator) work() {
 // every create behind it); a call run alone has its caller's context, as
 // without batches.
 func (c *creator) run(batch []*createCall) {
-	ctx, stop := whileAnyWaits(batch, func(call *createCall) context.Context { return call.ctx })
+	ctx, stop := whileAnyWaits(batch)
 	defer stop()
 	if err := c.runTogether(ctx, batch); err == nil {
 		for _, call := range batch {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -41,6 +40,8 @@ type getCall struct {
 	err    error
 	done   chan struct{}
 }
+
+func (c *getCall) callerCtx() context.Context { return c.ctx }
 
 // fetcher gathers getCalls into batches, run by a few workers side by side.
 type fetcher struct {
@@ -102,53 +103,9 @@ func (f *fetcher) work() {
 	}
 }
 
-// gather waits for a first call, then takes every call already waiting, up
-// to max in all; false once quit is closed.
-func gather[T any](batch []T, calls <-chan T, quit <-chan struct{}, max int) ([]T, bool) {
-	select {
-	case call := <-calls:
-		batch = append(batch, call)
-	case <-quit:
-		return batch, false
-	}
-	for len(batch) < max {
-		select {
-		case call := <-calls:
-			batch = append(batch, call)
-		default:
-			return batch, true
-		}
-	}
-	return batch, true
-}
-
-// whileAnyWaits is a context that ends once every call of batch has
-// stopped waiting for its answer (its context, ctxOf(call), ended), so that
-// a batch stuck on the server is cancelled as each caller's statement would
-// have been, but not while anyone still waits for it.
-func whileAnyWaits[T any](batch []T, ctxOf func(T) context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var waiting atomic.Int64
-	waiting.Store(int64(len(batch)))
-	stops := make([]func() bool, len(batch))
-	for i, call := range batch {
-		stops[i] = context.AfterFunc(ctxOf(call), func() {
-			if waiting.Add(-1) == 0 {
-				cancel()
-			}
-		})
-	}
-	return ctx, func() {
-		for _, stop := range stops {
-			stop()
-		}
-		cancel()
-	}
-}
-
 // run answers every call of batch.
 func (f *fetcher) run(batch []*getCall) {
-	ctx, stop := whileAnyWaits(batch, func(call *getCall) context.Context { return call.ctx })
+	ctx, stop := whileAnyWaits(batch)
 	defer stop()
 	q := f.s.reader()
 	if len(batch) == 1 {

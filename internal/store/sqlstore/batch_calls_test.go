@@ -11,7 +11,7 @@ func TestBatchEndsWhenNoOneWaits(t *testing.T) {
 	first, cancelFirst := context.WithCancel(context.Background())
 	second, cancelSecond := context.WithCancel(context.Background())
 	defer cancelSecond()
-	ctx, stop := whileAnyWaits([]*getCall{{ctx: first}, {ctx: second}}, getCallCtx)
+	ctx, stop := whileAnyWaits([]*getCall{{ctx: first}, {ctx: second}})
 	defer stop()
 	cancelFirst()
 	if ctx.Err() != nil {
@@ -19,11 +19,9 @@ func TestBatchEndsWhenNoOneWaits(t *testing.T) {
 	}
 	cancelSecond()
 	<-ctx.Done() // AfterFunc runs in a goroutine of its own
-	done, stopDone := whileAnyWaits([]*getCall{{ctx: context.Background()}}, getCallCtx)
+	done, stopDone := whileAnyWaits([]*getCall{{ctx: context.Background()}})
 	stopDone()
 	if done.Err() == nil {
 		t.Fatal("a batch's context outlived its batch")
 	}
 }
-
-func getCallCtx(call *getCall) context.Context { return call.ctx }
