@@ -22,6 +22,8 @@ var Dialect = sqlstore.Dialect{
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,
 	PersonArrays:        true,
+	// Any fixed key: it is held for one fold transaction at a time.
+	SerialFold: `SELECT pg_advisory_xact_lock(7341, 1)`,
 	MergeJoinTags: `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_seqscan', 'off', true),
 		set_config('max_parallel_workers_per_gather', '0', true)`,
 	JoinsAsWritten: `SELECT set_config('join_collapse_limit', '1', true), set_config('enable_hashjoin', 'off', true),

@@ -25,6 +25,7 @@ var Dialect = sqlstore.Dialect{
 	GroupCommit: true,
 	// It probes one tag per holder of another; merging is linear.
 	MergeIntersect: true,
+	NumbersPersons: true,
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,

@@ -33,18 +33,22 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+fromWhere, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	// A page past the end needs no second statement. Offset saturates
-	// instead of overflowing for a huge page number.
+	items, err := pageOf(ctx, q, columns, fromWhere, orderBy, args, p, total, scan)
+	return items, total, err
+}
+
+// pageOf reads one page of the rows fromWhere selects, in orderBy order,
+// given their total.
+func pageOf[T any](ctx context.Context, q querier, columns, fromWhere, orderBy string, args []any,
+	p domain.PageRequest, total int, scan func(scanner) (T, error)) ([]T, error) {
+	// A page past the end needs no statement. Offset saturates instead of
+	// overflowing for a huge page number.
 	if total <= p.Offset() {
-		return []T{}, total, nil
+		return []T{}, nil
 	}
 	pageArgs := append(sqlArgs(nil), args...)
 	limit := ` LIMIT ` + pageArgs.add(p.Size) + ` OFFSET ` + pageArgs.add(p.Offset())
-	items, err := queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+limit, pageArgs...)
-	if err != nil {
-		return nil, 0, err
-	}
-	return items, total, nil
+	return queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+limit, pageArgs...)
 }
 
 // queryAll reads every row query selects through scan; never a nil slice.

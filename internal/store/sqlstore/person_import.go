@@ -304,14 +304,30 @@ func (im *personImporter) flush() error {
 	now := im.w.Now.UnixMilli()
 	due := im.w.Now.Add(im.w.Window).UnixMilli()
 	var persons, values, tags, bursts [][]any
+	// Where a trigger would number each person by rewriting it, number
+	// them here: the import writes alone, so nobody takes a number meanwhile.
+	var ord int64
+	personColumns, personRow := `persons (id, account_id, email, email_norm, external_id, f_id, first_name, last_name, phone, upsert_result, created_at, last_seen_at)`,
+		`?, $1, ?, ?, ?, ?, ?, ?, ?, $2, $3, $3`
+	if im.s.dialect.NumbersPersons {
+		if err := im.q.queryRow(im.ctx, `SELECT COALESCE(MAX(ord), 0) FROM persons`).Scan(&ord); err != nil {
+			return err
+		}
+		personColumns, personRow = strings.Replace(personColumns, `(id,`, `(ord, id,`, 1), `?, `+personRow
+	}
 	for _, p := range ps {
 		a := p.attrs
 		var emailNorm any
 		if a.Email != nil {
 			emailNorm = domain.NormEmail(*a.Email)
 		}
-		persons = append(persons, []any{p.id, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
-			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)})
+		row := []any{p.id, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
+			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)}
+		if im.s.dialect.NumbersPersons {
+			ord++
+			row = append([]any{ord}, row...)
+		}
+		persons = append(persons, row)
 		// A new person holds no value yet: only values set are written
 		// (removing one, or all, removes nothing).
 		for _, v := range p.values {
@@ -330,8 +346,7 @@ func (im *personImporter) flush() error {
 		shared    []any
 		rows      [][]any
 	}{
-		{`persons (id, account_id, email, email_norm, external_id, f_id, first_name, last_name, phone, upsert_result, created_at, last_seen_at)`,
-			`?, $1, ?, ?, ?, ?, ?, ?, ?, $2, $3, $3`, []any{im.accountID, domain.UpsertCreated, now}, persons},
+		{personColumns, personRow, []any{im.accountID, domain.UpsertCreated, now}, persons},
 		{`person_field_values (account_id, person_id, field_id, value)`, `$1, ?, ?, ?`, []any{im.accountID}, values},
 		{`person_tags (account_id, person_id, tag_id, created_at, last_seen_at)`, `$1, ?, ?, $2, $2`, []any{im.accountID, now}, tags},
 		// The person is new, so it has no burst yet: this opens its first.

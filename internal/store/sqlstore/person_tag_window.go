@@ -17,7 +17,15 @@ import (
 // tag's: the engine merges them (an INTERSECT on SQLite, a merge join on
 // PostgreSQL), with no sort and no visit to persons except for the page
 // itself.
+//
+// The total is counted on whichever side of since holds fewer persons:
+// merging the holders in the window, or, when most persons were seen
+// since, the tag bits' count of all holders less those merged before the
+// window.
 func personTagWindow(ctx context.Context, q querier, accountID string, since time.Time, tags []string, p domain.PageRequest) ([]domain.Person, int, error) {
+	if err := checkPage(p); err != nil {
+		return nil, 0, err
+	}
 	tags = dedupe(tags)
 	// An archived or unknown tag is held by nobody that counts.
 	var args sqlArgs
@@ -30,40 +38,90 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 	if live < len(tags) {
 		return []domain.Person{}, 0, nil
 	}
-
-	args = sqlArgs{}
-	account = args.add(accountID)
-	seen := args.add(ceilMillis(since))
-	var holders string
-	if q.s.dialect.MergeIntersect {
-		// Each tag's holders in the window, in list order, merged.
-		parts := make([]string, len(tags))
-		for i, tag := range tags {
-			parts[i] = `SELECT last_seen_at, person_id FROM person_tags WHERE account_id = ` + account +
-				` AND tag_id = ` + args.add(tag) + ` AND last_seen_at >= ` + seen
-		}
-		holders = `(` + strings.Join(parts, ` INTERSECT `) + `) h`
-	} else {
-		// Each further tag's holders joined on the list order, which a
-		// merge join reads off both indexes with no sort.
-		where := ` WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) + ` AND h.last_seen_at >= ` + seen
-		var joins strings.Builder
-		for i, tag := range tags[1:] {
-			o := "o" + strconv.Itoa(i)
-			fmt.Fprintf(&joins, ` JOIN person_tags %[1]s ON %[1]s.account_id = h.account_id AND %[1]s.tag_id = %[2]s`+
-				` AND %[1]s.last_seen_at = h.last_seen_at AND %[1]s.person_id = h.person_id AND %[1]s.last_seen_at >= %[3]s`, o, args.add(tag), seen)
-		}
-		holders = `person_tags h` + joins.String() + where
-		if q.s.dialect.MergeJoinTags != "" {
-			if _, err := q.exec(ctx, q.s.dialect.MergeJoinTags); err != nil {
-				return nil, 0, err
-			}
+	if q.s.dialect.MergeJoinTags != "" {
+		if _, err := q.exec(ctx, q.s.dialect.MergeJoinTags); err != nil {
+			return nil, 0, err
 		}
 	}
-	ids, total, err := listPage(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, scanID)
+
+	seen := ceilMillis(since)
+	before, after, err := personsAround(ctx, q, accountID, seen)
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int
+	if before < after {
+		all, err := tagHolders(ctx, q, accountID, tags)
+		if err != nil {
+			return nil, 0, err
+		}
+		earlier, args := tagHoldersSeen(q, accountID, tags, `<`, seen)
+		var n int
+		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+earlier, args...).Scan(&n); err != nil {
+			return nil, 0, err
+		}
+		total = all - n
+	} else {
+		holders, args := tagHoldersSeen(q, accountID, tags, `>=`, seen)
+		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+holders, args...).Scan(&total); err != nil {
+			return nil, 0, err
+		}
+	}
+
+	holders, args := tagHoldersSeen(q, accountID, tags, `>=`, seen)
+	ids, err := pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, scanID)
 	if err != nil {
 		return nil, 0, err
 	}
 	page, err := personsByID(ctx, q, accountID, ids)
 	return page, total, err
+}
+
+// personsAround counts the account's persons last seen before seen and at
+// or after it, in one statement.
+func personsAround(ctx context.Context, q querier, accountID string, seen int64) (before, after int, err error) {
+	seen = min(max(seen, timelineMin), timelineMax)
+	lower := cover(timelineMin, seen)
+	spans := append(lower, cover(seen, timelineMax)...)
+	sums, err := timelineRange{tl: personsTimeline(accountID), lo: timelineMin, hi: timelineMax}.spanSums(ctx, q, spans)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i, n := range sums {
+		if i < len(lower) {
+			before += n
+		} else {
+			after += n
+		}
+	}
+	return before, after, nil
+}
+
+// tagHoldersSeen selects (as h: last_seen_at, person_id) the holders of
+// every one of tags whose last-seen time compares by op ("<" or ">=") with
+// seen, each tag's holders read as one index range in list order.
+func tagHoldersSeen(q querier, accountID string, tags []string, op string, seen int64) (string, sqlArgs) {
+	var args sqlArgs
+	account := args.add(accountID)
+	at := args.add(seen)
+	if q.s.dialect.MergeIntersect {
+		// Each tag's holders in the range, in list order, merged.
+		parts := make([]string, len(tags))
+		for i, tag := range tags {
+			parts[i] = `SELECT last_seen_at, person_id FROM person_tags WHERE account_id = ` + account +
+				` AND tag_id = ` + args.add(tag) + ` AND last_seen_at ` + op + ` ` + at
+		}
+		return `(` + strings.Join(parts, ` INTERSECT `) + `) h`, args
+	}
+	// Each further tag's holders joined on the list order, which a merge
+	// join reads off both indexes with no sort.
+	where := ` WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) + ` AND h.last_seen_at ` + op + ` ` + at
+	var joins strings.Builder
+	for i, tag := range tags[1:] {
+		o := "o" + strconv.Itoa(i)
+		fmt.Fprintf(&joins, ` JOIN person_tags %[1]s ON %[1]s.account_id = h.account_id AND %[1]s.tag_id = %[2]s`+
+			` AND %[1]s.last_seen_at = h.last_seen_at AND %[1]s.person_id = h.person_id AND %[1]s.last_seen_at %[3]s %[4]s`,
+			o, args.add(tag), op, at)
+	}
+	return `person_tags h` + joins.String() + where, args
 }

@@ -69,6 +69,16 @@ type Dialect struct {
 	// share one statement (see fetcher), where each statement is a round
 	// trip to a server process.
 	PersonArrays bool
+	// NumbersPersons says a trigger numbers each new person (persons.ord,
+	// see tag_bits.go) by rewriting the row just inserted (SQLite), which
+	// an import spares itself by numbering its persons itself; otherwise
+	// the column's own default numbers them at no cost.
+	NumbersPersons bool
+	// SerialFold, when set, is run first in the transaction that folds
+	// tag bits, so that instances fold one at a time: a link made and
+	// then broken must reach its word in that order, and two folds taking
+	// turns on a word could apply them the other way round.
+	SerialFold string
 	// MergeJoinTags, when set, is run in a tag filter's read transaction
 	// before its statements, so that the planner joins the tags' index
 	// ranges by merging them in list order. Estimating one account that

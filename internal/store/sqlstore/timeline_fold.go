@@ -185,20 +185,26 @@ func bucketSums(ctx context.Context, q querier, last int64) (map[timelineBucket]
 	return sums, rows.Err()
 }
 
-// FoldTimelines folds every delta recorded so far, in large transactions.
-// The background folder does this on its own, in small ones; an import
-// calls it so that it leaves no backlog behind.
+// FoldTimelines folds every delta recorded so far, the timelines' and the
+// tag bits', in large transactions. The background folder does this on its
+// own, in small ones; an import calls it so that it leaves no backlog behind.
 func (s *Store) FoldTimelines(ctx context.Context) error {
 	return s.foldAll(ctx, bulkFoldChunk)
 }
 
 func (s *Store) foldAll(ctx context.Context, chunk int) error {
-	for {
-		n, err := s.foldTimelines(ctx, chunk)
-		if err != nil || n < chunk {
-			return err
+	for _, fold := range []func(context.Context, int) (int, error){s.foldTimelines, s.foldTagBits} {
+		for {
+			n, err := fold(ctx, chunk)
+			if err != nil {
+				return err
+			}
+			if n < chunk {
+				break
+			}
 		}
 	}
+	return nil
 }
 
 // folder folds deltas in the background until stopped.

@@ -49,7 +49,8 @@ func TestCover(t *testing.T) {
 // TestTimelineListsMatchCounting lists persons in window mode (with and
 // without tag_ids) and breadcrumbs and compares every page and total with a plain
 // COUNT and OFFSET over the same rows: with every change still a delta,
-// after persons moved and breadcrumbs were replayed, and after folding.
+// after persons moved, links were broken and made and breadcrumbs were
+// replayed, and after folding.
 func TestTimelineListsMatchCounting(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
@@ -205,6 +206,19 @@ func TestTimelineListsMatchCounting(t *testing.T) {
 			rs.exec(t, `UPDATE persons SET last_seen_at = last_seen_at + ? WHERE id = ?`, rng.Int64N(3*24*3600*1000), fmt.Sprintf("per_%05d", i))
 			rs.exec(t, `UPDATE breadcrumbs SET flavor = ?, activity_at = ? WHERE id = ?`, "mail", when(), fmt.Sprintf("bc_%05d_0", i))
 		}
+		// Links are broken and made, some of them twice over: the tag
+		// bits' deltas must follow.
+		for i := 1; i < 1500; i += 7 {
+			id := fmt.Sprintf("per_%05d", i)
+			rs.exec(t, `DELETE FROM person_tags WHERE person_id = ? AND tag_id = ?`, id, tags[0])
+			if i%10 == 0 {
+				continue // the other account's
+			}
+			for _, tag := range []string{tags[1], tags[0]}[:1+i%2] {
+				rs.exec(t, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at, last_seen_at)
+					SELECT account_id, id, ?, ?, last_seen_at FROM persons WHERE id = ? ON CONFLICT DO NOTHING`, tag, base, id)
+			}
+		}
 		check("moved, partly folded")
 		if err := rs.FoldTimelines(ctx); err != nil {
 			t.Fatal(err)
@@ -217,6 +231,12 @@ func TestTimelineListsMatchCounting(t *testing.T) {
 		}
 		if empty != 0 || deltas != 0 {
 			t.Fatalf("after folding: %d empty buckets and %d deltas left", empty, deltas)
+		}
+		if err := rs.db.QueryRow(`SELECT COUNT(*) FROM tag_bit_deltas`).Scan(&deltas); err != nil {
+			t.Fatal(err)
+		}
+		if deltas != 0 {
+			t.Fatalf("after folding: %d tag bit deltas left", deltas)
 		}
 	})
 }
