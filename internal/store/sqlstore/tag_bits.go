@@ -210,13 +210,11 @@ func (s *Store) foldTagBits(ctx context.Context, limit int) (int, error) {
 				return err
 			}
 		}
-		var last, n int64
-		err := q.queryRow(ctx, `SELECT COALESCE(MAX(id), 0), COUNT(*) FROM (SELECT id FROM tag_bit_deltas ORDER BY id LIMIT $1) c`,
-			limit).Scan(&last, &n)
+		last, n, err := oldestDeltas(ctx, q, "tag_bit_deltas", limit)
 		if err != nil || n == 0 {
 			return err
 		}
-		moved = int(n)
+		moved = n
 		// Deleted and returned in one statement: a delta committed
 		// meanwhile with a smaller id (PostgreSQL) is left for the next fold.
 		deltas, err := queryAll(ctx, q, scanBitDelta, `DELETE FROM tag_bit_deltas WHERE id <= $1 RETURNING account_id, tag_id, ord, n`, last)

@@ -50,19 +50,25 @@ func (s *Store) foldTimelines(ctx context.Context, chunk int) (int, error) {
 	err := s.inTx(ctx, func(q querier) error {
 		// Reset: the committer may run this function again (see committer).
 		moved = 0
-		var last, n int64
-		err := q.queryRow(ctx, `SELECT COALESCE(MAX(id), 0), COUNT(*) FROM (SELECT id FROM timeline_deltas ORDER BY id LIMIT $1) c`,
-			chunk).Scan(&last, &n)
+		last, n, err := oldestDeltas(ctx, q, "timeline_deltas", chunk)
 		if err != nil || n == 0 {
 			return err
 		}
-		moved = int(n)
+		moved = n
 		if s.dialect.ModifyingCTE {
 			return foldTaking(ctx, q, last)
 		}
 		return foldAlone(ctx, q, last)
 	})
 	return moved, err
+}
+
+// oldestDeltas finds the oldest chunk of rows of a table of deltas: how
+// many there are, and the id of the last.
+func oldestDeltas(ctx context.Context, q querier, table string, chunk int) (last int64, n int, err error) {
+	err = q.queryRow(ctx, `SELECT COALESCE(MAX(id), 0), COUNT(*) FROM (SELECT id FROM `+table+` ORDER BY id LIMIT $1) c`,
+		chunk).Scan(&last, &n)
+	return last, n, err
 }
 
 // foldTaking folds where writers run side by side (PostgreSQL): one
