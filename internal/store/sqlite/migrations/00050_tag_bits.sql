@@ -38,8 +38,14 @@ CREATE TABLE tag_bit_deltas (
 );
 CREATE INDEX tag_bit_deltas_tag ON tag_bit_deltas (account_id, tag_id, ord);
 
+-- pds import persons writes the bits of its new persons' links itself
+-- (sqlstore.personImporter.insertLinks): while this table holds its one
+-- row, inside the import's transaction only, links make no delta.
+CREATE TABLE tag_bits_import (one INTEGER PRIMARY KEY CHECK (one = 1));
+
 -- +goose StatementBegin
-CREATE TRIGGER person_tags_bits_insert AFTER INSERT ON person_tags BEGIN
+CREATE TRIGGER person_tags_bits_insert AFTER INSERT ON person_tags
+WHEN NOT EXISTS (SELECT 1 FROM tag_bits_import) BEGIN
     INSERT INTO tag_bit_deltas (account_id, tag_id, ord, n)
     SELECT NEW.account_id, NEW.tag_id, ord, 1 FROM persons WHERE id = NEW.person_id;
 END;
@@ -64,6 +70,7 @@ INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
 DELETE FROM sqlite_stat1 WHERE tbl IN ('tag_bits', 'tag_bit_deltas') OR (tbl = 'persons' AND idx = 'persons_ord');
 DROP TRIGGER person_tags_bits_delete;
 DROP TRIGGER person_tags_bits_insert;
+DROP TABLE tag_bits_import;
 DROP TABLE tag_bit_deltas;
 DROP TABLE tag_bits;
 DROP TRIGGER persons_ord;
