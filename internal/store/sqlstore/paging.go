@@ -29,12 +29,19 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 	if err := checkPage(p); err != nil {
 		return nil, 0, err
 	}
-	var total int
-	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+fromWhere, args...).Scan(&total); err != nil {
+	total, err := countRows(ctx, q, fromWhere, args)
+	if err != nil {
 		return nil, 0, err
 	}
 	items, err := pageOf(ctx, q, columns, fromWhere, orderBy, args, p, total, scan)
 	return items, total, err
+}
+
+// countRows counts the rows fromWhere selects.
+func countRows(ctx context.Context, q querier, fromWhere string, args []any) (int, error) {
+	var n int
+	err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+fromWhere, args...).Scan(&n)
+	return n, err
 }
 
 // pageOf reads one page of the rows fromWhere selects, in orderBy order,

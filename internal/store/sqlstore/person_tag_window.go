@@ -45,36 +45,37 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 	}
 
 	seen := ceilMillis(since)
-	before, after, err := personsAround(ctx, q, accountID, seen)
+	holders, args := tagHoldersSeen(q, accountID, tags, `>=`, seen)
+	total, err := tagWindowTotal(ctx, q, accountID, tags, seen, holders, args)
 	if err != nil {
 		return nil, 0, err
 	}
-	var total int
-	if before < after {
-		all, err := tagHolders(ctx, q, accountID, tags)
-		if err != nil {
-			return nil, 0, err
-		}
-		earlier, args := tagHoldersSeen(q, accountID, tags, `<`, seen)
-		var n int
-		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+earlier, args...).Scan(&n); err != nil {
-			return nil, 0, err
-		}
-		total = all - n
-	} else {
-		holders, args := tagHoldersSeen(q, accountID, tags, `>=`, seen)
-		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM `+holders, args...).Scan(&total); err != nil {
-			return nil, 0, err
-		}
-	}
-
-	holders, args := tagHoldersSeen(q, accountID, tags, `>=`, seen)
 	ids, err := pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, scanID)
 	if err != nil {
 		return nil, 0, err
 	}
 	page, err := personsByID(ctx, q, accountID, ids)
 	return page, total, err
+}
+
+// tagWindowTotal counts the holders of tags seen at or after seen, which
+// holders (with args) selects, on whichever side of seen holds fewer of the
+// account's persons.
+func tagWindowTotal(ctx context.Context, q querier, accountID string, tags []string, seen int64, holders string, args sqlArgs) (int, error) {
+	before, after, err := personsAround(ctx, q, accountID, seen)
+	if err != nil {
+		return 0, err
+	}
+	if before >= after {
+		return countRows(ctx, q, holders, args)
+	}
+	all, err := tagHolders(ctx, q, accountID, tags)
+	if err != nil {
+		return 0, err
+	}
+	earlier, earlierArgs := tagHoldersSeen(q, accountID, tags, `<`, seen)
+	n, err := countRows(ctx, q, earlier, earlierArgs)
+	return all - n, err
 }
 
 // personsAround counts the account's persons last seen before seen and at

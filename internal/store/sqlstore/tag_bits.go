@@ -72,6 +72,17 @@ func (ch *chunkChange) apply(c *chunk) {
 	}
 }
 
+// applyTo applies the change to chunk number of one tag's chunks, making
+// it if the tag has none there yet.
+func (ch *chunkChange) applyTo(chunks map[int64]*chunk, number int64) {
+	c := chunks[number]
+	if c == nil {
+		c = &chunk{}
+		chunks[number] = c
+	}
+	ch.apply(c)
+}
+
 // tagChunk names one row of tag_bits.
 type tagChunk struct {
 	account, tag string
@@ -182,12 +193,7 @@ func tagHolders(ctx context.Context, q querier, accountID string, tags []string)
 	}
 	// Applied once every chunk is read, whatever order the rows came in.
 	for k, ch := range chunkChanges(deltas) {
-		c := chunks[index[k.tag]][k.number]
-		if c == nil {
-			c = &chunk{}
-			chunks[index[k.tag]][k.number] = c
-		}
-		ch.apply(c)
+		ch.applyTo(chunks[index[k.tag]], k.number)
 	}
 	return countAll(chunks), nil
 }

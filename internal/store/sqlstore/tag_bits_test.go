@@ -58,15 +58,9 @@ func TestTagBitsCount(t *testing.T) {
 				}
 			}
 			for k, ch := range chunkChanges(sumDeltas(tc.later)) {
-				if k.tag != tag {
-					continue
+				if k.tag == tag {
+					ch.applyTo(chunks[i], k.number)
 				}
-				c := chunks[i][k.number]
-				if c == nil {
-					c = &chunk{}
-					chunks[i][k.number] = c
-				}
-				ch.apply(c)
 			}
 		}
 		if got := countAll(chunks); got != tc.want {
