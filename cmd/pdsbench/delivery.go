@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,9 +55,7 @@ func benchDelivery(ctx context.Context, c config, engine, dir string) ([]row, []
 		return nil, nil, err
 	}
 	defer st.Close()
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "pdsbench %s delivery: "+format+"\n", append([]any{engine}, a...)...)
-	}
+	logf := progress(engine + " delivery")
 	d := &deliveryBench{ctx: ctx, st: st, engine: engine, logf: logf}
 	d.throughput()
 	for _, blackHole := range []bool{false, true} {

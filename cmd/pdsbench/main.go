@@ -228,11 +228,19 @@ type fixture struct {
 	samplePerson          []string
 }
 
+// progress returns the logger of progress lines on stderr. Each line
+// carries the time of day (UTC), so that a row can be lined up with the
+// database server's own log: a checkpoint's flush landing on a latency row
+// shows in its p99.
+func progress(label string) func(format string, a ...any) {
+	return func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "pdsbench %s %s: %s\n", label, time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, a...))
+	}
+}
+
 // bench seeds one engine (or reuses a kept one) and measures its rows.
 func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, error) {
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "pdsbench %s: "+format+"\n", append([]any{engine}, a...)...)
-	}
+	logf := progress(engine)
 	var (
 		database string
 		fx       fixture
