@@ -18,7 +18,7 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		b        domain.Breadcrumb
 		replayed bool
 	)
-	_, _, err := s.personWrite(ctx, accountID, w, nil, func(q querier) (string, change, error) {
+	_, _, err := s.personWrite(ctx, accountID, w, nil, nil, func(q querier) (string, change, error) {
 		replayed = false
 		if err := mustExist(ctx, q, "campaigns", "campaign", accountID, in.CampaignID); err != nil {
 			return "", 0, err

@@ -137,6 +137,24 @@ func (rs rawStore) countRoundTrips(fn func()) (statements, transactions int64) {
 	return rs.statements.Load() - before, tx.Load() - txBefore
 }
 
+// personUpdates counts the UPDATEs of persons rows, per database as
+// counters.
+var personUpdates sync.Map
+
+func personUpdatesFor(dsn string) *atomic.Int64 {
+	c, _ := personUpdates.LoadOrStore(databaseOf(dsn), new(atomic.Int64))
+	return c.(*atomic.Int64)
+}
+
+// countPersonUpdates runs fn and returns how many UPDATE statements of
+// persons it ran on this store's database.
+func (rs rawStore) countPersonUpdates(fn func()) int64 {
+	c := personUpdatesFor(rs.dsn)
+	before := c.Load()
+	fn()
+	return c.Load() - before
+}
+
 // countStatements runs fn and returns how many statements it executed on
 // this store's database.
 func (rs rawStore) countStatements(fn func()) int64 {
@@ -226,7 +244,11 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 	if err != nil {
 		return nil, err
 	}
-	return &countingStmt{Stmt: st, statements: c.statements, recorder: c.recorder, query: query}, nil
+	cs := &countingStmt{Stmt: st, statements: c.statements, recorder: c.recorder, query: query}
+	if strings.HasPrefix(query, "UPDATE persons ") {
+		cs.personUpdates = personUpdatesFor(c.name)
+	}
+	return cs, nil
 }
 
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
@@ -254,13 +276,17 @@ func (c *countingConn) ResetSession(ctx context.Context) error {
 
 type countingStmt struct {
 	driver.Stmt
-	statements *atomic.Int64
-	recorder   *recorder
-	query      string
+	statements    *atomic.Int64
+	personUpdates *atomic.Int64 // set for an UPDATE of persons
+	recorder      *recorder
+	query         string
 }
 
 func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	s.statements.Add(1)
+	if s.personUpdates != nil {
+		s.personUpdates.Add(1)
+	}
 	if strings.HasPrefix(s.query, "SELECT set_config(") {
 		// Planner settings, which the plans of the queries after them
 		// depend on (TestHotQueryPlans).

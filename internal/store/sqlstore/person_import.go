@@ -197,7 +197,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 	if err := im.flush(); err != nil {
 		return err
 	}
-	id, c, _, err := upsertPerson(im.ctx, im.q, im.accountID, in, im.w, nil)
+	id, c, attrs, _, err := upsertPerson(im.ctx, im.q, im.accountID, in, im.w, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -208,7 +208,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 	if added && c == upsertNoChange {
 		c = changed
 	}
-	if err := recordChange(im.ctx, im.q, im.accountID, id, c, im.w); err != nil {
+	if err := recordChange(im.ctx, im.q, im.accountID, id, c, attrs, im.w); err != nil {
 		return fail(err)
 	}
 	switch c {

@@ -30,14 +30,14 @@ const writeAttempts = 3
 
 // personWrite runs one person write (writePerson) in a transaction of its
 // own.
-func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write, load loader,
+func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write, load loader, attrs *attrUpdate,
 	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
 	var (
 		p *domain.Person
 		c change
 	)
 	err := s.writeRetrying(ctx, func(q querier) (err error) {
-		p, c, err = writePerson(ctx, q, accountID, w, load, fn)
+		p, c, err = writePerson(ctx, q, accountID, w, load, attrs, fn)
 		return err
 	})
 	return p, c, err
@@ -65,15 +65,22 @@ func (s *Store) retryingUnique(write func() error) error {
 // writePerson is the one write path of persons: every creation and change
 // of a person, from every operation (a batch, once per item), runs fn in a
 // transaction and records what fn reports it did in that same transaction
-// (recordChange), so that a change is in the outbox exactly when it commits. When load is set it gives the person as it
-// stands after the change (readBack, or what the write itself knows).
-func writePerson(ctx context.Context, q querier, accountID string, w store.Write, load loader,
+// (recordChange), so that a change is in the outbox exactly when it commits.
+// A patch leaves its new attributes in *attrs (when attrs is set), for
+// recordChange to write with the stamps. When load is set it gives the
+// person as it stands after the change (readBack, or what the write itself
+// knows).
+func writePerson(ctx context.Context, q querier, accountID string, w store.Write, load loader, attrs *attrUpdate,
 	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
 	id, c, err := fn(q)
 	if err != nil {
 		return nil, c, err
 	}
-	if err := recordChange(ctx, q, accountID, id, c, w); err != nil {
+	var patched attrUpdate
+	if attrs != nil {
+		patched = *attrs
+	}
+	if err := recordChange(ctx, q, accountID, id, c, patched, w); err != nil {
 		return nil, c, err
 	}
 	if load == nil {
@@ -97,16 +104,29 @@ var upsertResultArgs = map[string]any{
 	domain.UpsertCreated: domain.UpsertCreated, domain.UpsertUpdated: domain.UpsertUpdated, domain.UpsertUnchanged: domain.UpsertUnchanged,
 }
 
-// recordChange stamps the person as service.StampsFor decides and, for a
-// change that is an event, enters it in the person's outbox row as
-// service.BurstAfterChange decides.
-func recordChange(ctx context.Context, q querier, accountID, personID string, c change, w store.Write) error {
+// recordChange writes a patch's new attributes (attrs, nil for none),
+// stamps the person as service.StampsFor decides and, for a change that is
+// an event, enters it in the person's outbox row as
+// service.BurstAfterChange decides. The attributes and the stamps go in one
+// UPDATE: on PostgreSQL each UPDATE of a person writes a row version and an
+// entry in every index of persons.
+func recordChange(ctx context.Context, q querier, accountID, personID string, c change, attrs attrUpdate, w store.Write) error {
 	stamps := service.StampsFor(c)
 	now := w.Now.UnixMilli()
 	var err error
 	switch {
 	case c == createdNew:
 		// insertPerson wrote the row with these stamps.
+	case attrs != nil && stamps.LastSeen && stamps.UpsertResult != "":
+		_, err = q.exec(ctx, `UPDATE persons SET `+setAttributes+`, last_seen_at = $8, upsert_result = $9 WHERE account_id = $10 AND id = $11`,
+			append(attrs, now, upsertResultArgs[stamps.UpsertResult], accountID, personID)...)
+	case attrs != nil:
+		// Not a change that patches (applyPatch's are Changed); kept whole
+		// rather than lost should one come to be.
+		if _, err = q.exec(ctx, `UPDATE persons SET `+setAttributes+` WHERE account_id = $8 AND id = $9`,
+			append(attrs, accountID, personID)...); err == nil {
+			return recordChange(ctx, q, accountID, personID, c, nil, w)
+		}
 	case stamps.LastSeen && stamps.UpsertResult != "":
 		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1, upsert_result = $2 WHERE account_id = $3 AND id = $4`,
 			now, upsertResultArgs[stamps.UpsertResult], accountID, personID)

@@ -55,9 +55,10 @@ func upsertWrite(ctx context.Context, q querier, accountID string, in domain.Per
 		}
 		return getPerson(ctx, q, accountID, id)
 	}
-	p, c, err := writePerson(ctx, q, accountID, w, load, func(q querier) (string, change, error) {
-		id, c, created, err := upsertPerson(ctx, q, accountID, in, w, held)
-		made = created
+	var attrs attrUpdate
+	p, c, err := writePerson(ctx, q, accountID, w, load, &attrs, func(q querier) (string, change, error) {
+		id, c, patched, created, err := upsertPerson(ctx, q, accountID, in, w, held)
+		made, attrs = created, patched
 		return id, c, err
 	})
 	return p, c == createdNew, err
@@ -70,43 +71,44 @@ func upsertWrite(ctx context.Context, q querier, accountID string, in domain.Per
 // upsertWrite: holders read before the transaction are as good as holders
 // read in it, since neither read locks them (see identifierHolders).
 func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
-	held *[]service.Holder) (string, change, *domain.Person, error) {
+	held *[]service.Holder) (string, change, attrUpdate, *domain.Person, error) {
 	values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
 	if err != nil {
-		return "", 0, nil, err
+		return "", 0, nil, nil, err
 	}
 	ids := in.Identifiers()
 	var holders []service.Holder
 	if held != nil {
 		holders = *held
 	} else if holders, err = identifierHolders(ctx, q, accountID, ids); err != nil {
-		return "", 0, nil, err
+		return "", 0, nil, nil, err
 	}
 	target, err := service.UpsertTarget(ids, holders)
 	if err != nil {
-		return "", 0, nil, err
+		return "", 0, nil, nil, err
 	}
 	if target.Create {
 		id := domain.NewID(domain.PersonIDPrefix)
 		attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 		if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
-			return "", 0, nil, err
+			return "", 0, nil, nil, err
 		}
 		if _, err := applyCustomValues(ctx, q, accountID, id, values); err != nil {
-			return "", 0, nil, err
+			return "", 0, nil, nil, err
 		}
-		return id, createdNew, createdPerson(id, attrs, values, w), nil
+		return id, createdNew, nil, createdPerson(id, attrs, values, w), nil
 	}
-	didChange, err := applyPatch(ctx, q, accountID, target.ID, in, values)
+	attrs, didChange, err := applyPatch(ctx, q, accountID, target.ID, in, values)
 	if err != nil || !didChange {
-		return target.ID, upsertNoChange, nil, err
+		return target.ID, upsertNoChange, nil, nil, err
 	}
-	return target.ID, changed, nil, nil
+	return target.ID, changed, attrs, nil, nil
 }
 
 // UpdatePerson applies a patch to an existing person.
 func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
-	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), func(q querier) (string, change, error) {
+	var attrs attrUpdate
+	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), &attrs, func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -122,7 +124,8 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 		if err := service.CheckIdentifiersFree(id, ids, holders); err != nil {
 			return "", 0, err
 		}
-		didChange, err := applyPatch(ctx, q, accountID, id, in.AsUpsert(), values)
+		patched, didChange, err := applyPatch(ctx, q, accountID, id, in.AsUpsert(), values)
+		attrs = patched
 		if err != nil || !didChange {
 			return id, noChange, err
 		}
@@ -133,7 +136,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 
 // AddPersonTags attaches live tags; all of them or, on an unknown id, none.
 func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs []string, w store.Write) (*domain.Person, error) {
-	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), func(q querier) (string, change, error) {
+	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), nil, func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -168,7 +171,7 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 // RemovePersonTag detaches a live tag. An archived tag is invisible, so its
 // link is kept (a revived tag is back on its persons) and nothing changes.
 func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string, w store.Write) error {
-	_, _, err := s.personWrite(ctx, accountID, w, nil, func(q querier) (string, change, error) {
+	_, _, err := s.personWrite(ctx, accountID, w, nil, nil, func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -295,6 +298,22 @@ type attributes struct {
 	firstName, lastName, phone *string
 }
 
+// attrUpdate is a patch's new attributes as the arguments of setAttributes;
+// nil when they are as stored.
+type attrUpdate []any
+
+// setAttributes assigns the arguments of an attrUpdate, $1 to $7.
+const setAttributes = `email = $1, email_norm = $2, external_id = $3, f_id = $4, first_name = $5, last_name = $6, phone = $7`
+
+func (a attributes) update() attrUpdate {
+	var emailNorm any
+	if a.Email != nil {
+		emailNorm = domain.NormEmail(*a.Email)
+	}
+	return attrUpdate{nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
+		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)}
+}
+
 func insertPerson(ctx context.Context, q querier, accountID, id string, a attributes, w store.Write) error {
 	_, err := q.exec(ctx, `INSERT INTO persons (`+newPersonColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, newPersonRow(accountID, id, a, w)...)
@@ -333,16 +352,18 @@ func createdPerson(id string, a attributes, values []service.ValueChange, w stor
 	return p
 }
 
-// applyPatch writes the supplied attributes and custom field values and
-// reports whether anything differed from what was stored. Update Person
-// comes here with external_id and f_id absent.
-func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange) (bool, error) {
+// applyPatch writes the supplied custom field values and works out the
+// supplied attributes, and reports whether anything differed from what was
+// stored. The attributes it leaves to recordChange (attrs, nil when they are
+// as stored), which writes them in the same UPDATE as the stamps. Update
+// Person comes here with external_id and f_id absent.
+func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange) (attrs attrUpdate, didChange bool, err error) {
 	// The row lock keeps a concurrent write of another attribute from being
 	// overwritten with the value read here (SQLite's write transactions are
 	// exclusive already).
 	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id = $2`+q.s.dialect.LockRows, accountID, id))
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	next := attributes{
 		Identifiers: domain.Identifiers{ExternalID: cur.ExternalID, Email: cur.Email, FID: cur.FID},
@@ -359,23 +380,13 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	set(&next.phone, in.Phone)
 	set(&next.ExternalID, in.ExternalID)
 	set(&next.FID, in.FID)
-	didChange := !sameText(next.Email, cur.Email) || !sameText(next.ExternalID, cur.ExternalID) ||
+	if !sameText(next.Email, cur.Email) || !sameText(next.ExternalID, cur.ExternalID) ||
 		!sameText(next.FID, cur.FID) || !sameText(next.firstName, cur.FirstName) ||
-		!sameText(next.lastName, cur.LastName) || !sameText(next.phone, cur.Phone)
-	if didChange {
-		var emailNorm any
-		if next.Email != nil {
-			emailNorm = domain.NormEmail(*next.Email)
-		}
-		if _, err := q.exec(ctx, `UPDATE persons SET email = $1, email_norm = $2, external_id = $3, f_id = $4,
-			first_name = $5, last_name = $6, phone = $7 WHERE account_id = $8 AND id = $9`,
-			nullStr(next.Email), emailNorm, nullStr(next.ExternalID), nullStr(next.FID),
-			nullStr(next.firstName), nullStr(next.lastName), nullStr(next.phone), accountID, id); err != nil {
-			return false, err
-		}
+		!sameText(next.lastName, cur.LastName) || !sameText(next.phone, cur.Phone) {
+		attrs = next.update()
 	}
 	valuesChanged, err := applyCustomValues(ctx, q, accountID, id, values)
-	return didChange || valuesChanged, err
+	return attrs, attrs != nil || valuesChanged, err
 }
 
 func sameText(a, b *string) bool {
