@@ -14,6 +14,9 @@ import (
 // time, creating the person when its identifiers match nobody; all in the
 // person write path, so a created person opens a person.created burst.
 func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
+	if b, ok, err := s.appendToHolder(ctx, accountID, in, w); err != nil || ok {
+		return inMillis(b), false, err
+	}
 	var (
 		b        domain.Breadcrumb
 		replayed bool
@@ -30,27 +33,21 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		if err != nil {
 			return "", 0, err
 		}
-		b = domain.Breadcrumb{
-			ID: in.ID, AccountID: accountID, Flavor: in.Flavor, PersonID: personID,
-			CampaignID: in.CampaignID, ProjectID: in.ProjectID, Email: in.Email, ExternalID: in.ExternalID, FID: in.FID,
-			OccurredAt: in.OccurredAt, CreatedAt: w.Now,
-		}
-		if b.ID == "" {
-			b.ID = domain.NewID(domain.BreadcrumbIDPrefix)
-		} else {
+		b = newBreadcrumb(accountID, in, w)
+		b.PersonID = personID
+		if in.ID != "" {
 			// A replay overwrites the record but keeps when it was first made.
 			var created int64
 			err := q.queryRow(ctx, `SELECT created_at FROM breadcrumbs WHERE account_id = $1 AND id = $2`, accountID, b.ID).Scan(&created)
 			switch {
 			case err == nil:
 				replayed, b.CreatedAt = true, domain.FromMillis(created)
+				if b.OccurredAt == nil {
+					b.ActivityAt = b.CreatedAt
+				}
 			case !errors.Is(err, sql.ErrNoRows):
 				return "", 0, err
 			}
-		}
-		b.ActivityAt = b.CreatedAt
-		if b.OccurredAt != nil {
-			b.ActivityAt = *b.OccurredAt
 		}
 		if replayed {
 			_, err = q.exec(ctx, `UPDATE breadcrumbs SET flavor = $1, person_id = $2, campaign_id = $3, project_id = $4,
@@ -72,12 +69,35 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 	if err != nil {
 		return domain.Breadcrumb{}, false, err
 	}
+	return inMillis(b), replayed, nil
+}
+
+// newBreadcrumb is the record a new breadcrumb is stored as, but for its
+// person: its id (in's own, or a new one), made now, active when it
+// occurred, else now.
+func newBreadcrumb(accountID string, in domain.BreadcrumbInput, w store.Write) domain.Breadcrumb {
+	b := domain.Breadcrumb{
+		ID: in.ID, AccountID: accountID, Flavor: in.Flavor,
+		CampaignID: in.CampaignID, ProjectID: in.ProjectID, Email: in.Email, ExternalID: in.ExternalID, FID: in.FID,
+		OccurredAt: in.OccurredAt, CreatedAt: w.Now, ActivityAt: w.Now,
+	}
+	if b.ID == "" {
+		b.ID = domain.NewID(domain.BreadcrumbIDPrefix)
+	}
+	if b.OccurredAt != nil {
+		b.ActivityAt = *b.OccurredAt
+	}
+	return b
+}
+
+// inMillis gives b's times as stored, in whole milliseconds.
+func inMillis(b domain.Breadcrumb) domain.Breadcrumb {
 	b.CreatedAt, b.ActivityAt = domain.FromMillis(b.CreatedAt.UnixMilli()), domain.FromMillis(b.ActivityAt.UnixMilli())
 	if b.OccurredAt != nil {
 		t := domain.FromMillis(b.OccurredAt.UnixMilli())
 		b.OccurredAt = &t
 	}
-	return b, replayed, nil
+	return b
 }
 
 // breadcrumbPerson loads what the references of a checked breadcrumb name

@@ -12,14 +12,15 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
 // TestHotQueryPlans runs each hot read the way the API does (window pages
 // near and far, the tag filter, breadcrumb lists with and without a flavor,
-// the key lookup), records every query it sends, and explains each one:
-// none may read a whole table or walk a whole account, nor sort a list
-// (only the rows of one page). PostgreSQL plans with sequential scans priced
+// the key lookup, and the lookup of a breadcrumb's person), records every
+// query it sends, and explains each one: none may read a whole table or
+// walk a whole account, nor sort a list (only the rows of one page). PostgreSQL plans with sequential scans priced
 // out, so on a small seeded table the test still fails when no index can
 // serve a query.
 func TestHotQueryPlans(t *testing.T) {
@@ -82,6 +83,13 @@ func TestHotQueryPlans(t *testing.T) {
 			{"key lookup", func() error {
 				sum := sha256.Sum256([]byte(secret))
 				_, err := rs.KeyByHash(ctx, sum[:])
+				return err
+			}},
+			// Last: a write, whose statement (appendToHolder's, on
+			// PostgreSQL) looks its person up as the reads above do.
+			{"append a breadcrumb by external_id", func() error {
+				_, _, err := rs.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-2000")},
+					store.Write{Now: until, Window: time.Minute})
 				return err
 			}},
 		}

@@ -1,0 +1,65 @@
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// appendToHolder is Append Breadcrumb in one statement, for an engine whose
+// WITH clause may write (Dialect.ModifyingCTE), when the breadcrumb names
+// its person by one identifier and there is nothing else to check: the
+// statement looks the identifier up (holdersQuery) and, when a person holds
+// it, inserts the breadcrumb and stamps that person as recordChange stamps a
+// breadcrumb for an existing person. A statement outside a transaction
+// commits on its own, so the append costs one round trip instead of five
+// (BEGIN, lookup, insert, update, COMMIT).
+//
+// With one identifier, service.MatchOrCreate matches its holder, else
+// creates a person; so ok is false, and nothing is written, when nobody
+// holds it, as when the breadcrumb needs more (two identifiers to decide
+// between, a person_id, campaign or project to check, a replayed id): the
+// caller then runs the whole append in a transaction.
+func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
+	ids := in.Identifiers()
+	given := 0
+	for _, v := range []*string{ids.ExternalID, ids.Email, ids.FID} {
+		if v != nil {
+			given++
+		}
+	}
+	if !s.dialect.ModifyingCTE || given != 1 || in.ID != "" || in.PersonID != nil || in.CampaignID != nil || in.ProjectID != nil {
+		return domain.Breadcrumb{}, false, nil
+	}
+	// The statement writes only the last seen time; any other stamp or an
+	// event is the transaction's to record.
+	if stamps := service.StampsFor(seenOnly); !stamps.LastSeen || stamps.UpsertResult != "" || stamps.Event {
+		return domain.Breadcrumb{}, false, nil
+	}
+	b := newBreadcrumb(accountID, in, w)
+	holders, hargs := holdersQuery(accountID, ids)
+	args := sqlArgs(hargs)
+	query := `WITH h AS (` + holders + `),
+		b AS (INSERT INTO breadcrumbs (id, account_id, flavor, person_id, campaign_id, project_id,
+			email, external_id, f_id, occurred_at, activity_at, created_at)
+			SELECT ` + args.add(b.ID) + `, ` + args.add(accountID) + `, ` + args.add(b.Flavor) + `, h.id, NULL, NULL, ` +
+		args.list(nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
+			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli()) + ` FROM h RETURNING person_id)
+		UPDATE persons SET last_seen_at = ` + args.add(w.Now.UnixMilli()) + ` FROM b
+		WHERE persons.account_id = ` + args.add(accountID) + ` AND persons.id = b.person_id RETURNING persons.id`
+	q := querier{s: s, db: s.w}
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return domain.Breadcrumb{}, false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return domain.Breadcrumb{}, false, rows.Err()
+	}
+	if err := rows.Scan(&b.PersonID); err != nil {
+		return domain.Breadcrumb{}, false, err
+	}
+	return b, true, rows.Close()
+}
