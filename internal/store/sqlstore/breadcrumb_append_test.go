@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -23,7 +22,6 @@ func TestAppendBreadcrumbRoundTrips(t *testing.T) {
 		acc, _ := rs.seedAccount(t, 3)
 		other, _ := rs.seedAccount(t, 3)
 		ctx := context.Background()
-		person := func(acc string, i int) string { return fmt.Sprintf("per_%s_%06d", acc, i) }
 		at := seedEpoch.Add(time.Hour)
 		occurred := seedEpoch.Add(-time.Hour)
 		for _, tc := range []struct {
@@ -32,12 +30,12 @@ func TestAppendBreadcrumbRoundTrips(t *testing.T) {
 			person  string // "" for a person the append creates
 			oneTrip bool   // on PostgreSQL
 		}{
-			{name: "by external_id", in: domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-1")}, person: person(acc, 1), oneTrip: true},
+			{name: "by external_id", in: domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-1")}, person: seededPerson(acc, 1), oneTrip: true},
 			{name: "by email, any case, occurred earlier", in: domain.BreadcrumbInput{Flavor: "mail", Email: new("P2@Seed.TEST"), OccurredAt: &occurred},
-				person: person(acc, 2), oneTrip: true},
+				person: seededPerson(acc, 2), oneTrip: true},
 			{name: "by an external_id nobody holds", in: domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-new")}},
-			{name: "by two identifiers", in: domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-0"), Email: new("p1@seed.test")}, person: person(acc, 0)},
-			{name: "by person_id", in: domain.BreadcrumbInput{Flavor: "web", PersonID: new(person(acc, 0))}, person: person(acc, 0)},
+			{name: "by two identifiers", in: domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-0"), Email: new("p1@seed.test")}, person: seededPerson(acc, 0)},
+			{name: "by person_id", in: domain.BreadcrumbInput{Flavor: "web", PersonID: new(seededPerson(acc, 0))}, person: seededPerson(acc, 0)},
 		} {
 			at = at.Add(time.Minute)
 			var (
@@ -75,15 +73,15 @@ func TestAppendBreadcrumbRoundTrips(t *testing.T) {
 
 		// Another account holds the same external_id: the append goes to
 		// this account's holder and leaves that one be.
-		before, err := rs.GetPerson(ctx, other, person(other, 1))
+		before, err := rs.GetPerson(ctx, other, seededPerson(other, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _, err := rs.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-1")}, store.Write{Now: at.Add(time.Minute), Window: time.Minute})
-		if err != nil || b.PersonID != person(acc, 1) {
+		if err != nil || b.PersonID != seededPerson(acc, 1) {
 			t.Fatalf("append in its own account: %+v (%v)", b, err)
 		}
-		if after, err := rs.GetPerson(ctx, other, person(other, 1)); err != nil || !after.DateLastSeen.Equal(before.DateLastSeen) {
+		if after, err := rs.GetPerson(ctx, other, seededPerson(other, 1)); err != nil || !after.DateLastSeen.Equal(before.DateLastSeen) {
 			t.Fatalf("the other account's person moved: %+v (%v)", after, err)
 		}
 	})

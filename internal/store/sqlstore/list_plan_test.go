@@ -34,7 +34,7 @@ func TestHotQueryPlans(t *testing.T) {
 		var crumbs [][]any
 		for i := range 6000 {
 			crumbs = append(crumbs, []any{fmt.Sprintf("bc_%s_%05d", acc, i), acc, []string{"web", "mail"}[i%2],
-				fmt.Sprintf("per_%s_%06d", acc, i%3000), seedEpoch.UnixMilli() + int64(i)*700, seedEpoch.UnixMilli()})
+				seededPerson(acc, i%3000), seedEpoch.UnixMilli() + int64(i)*700, seedEpoch.UnixMilli()})
 		}
 		rs.insertRows(t, "breadcrumbs", "id, account_id, flavor, person_id, activity_at, created_at", crumbs)
 		if err := rs.FoldTimelines(ctx); err != nil {
@@ -61,7 +61,7 @@ func TestHotQueryPlans(t *testing.T) {
 			read func() error
 		}{
 			{"get person", func() error {
-				_, err := rs.GetPerson(ctx, acc, fmt.Sprintf("per_%s_%06d", acc, 1234))
+				_, err := rs.GetPerson(ctx, acc, seededPerson(acc, 1234))
 				return err
 			}},
 			{"window, page 1", listPersons(ctx, rs, acc, window, 1)},
@@ -76,7 +76,7 @@ func TestHotQueryPlans(t *testing.T) {
 			{"breadcrumbs by flavor, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{Flavor: &web}, 70)},
 			{"breadcrumbs by flavor until, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{Flavor: &web, Until: &until}, 30)},
 			{"export, first chunk", exportPersons(ctx, rs, acc, domain.PersonExport{})},
-			{"export, resumed deep", exportPersons(ctx, rs, acc, domain.PersonExport{After: fmt.Sprintf("per_%s_%06d", acc, 2000)})},
+			{"export, resumed deep", exportPersons(ctx, rs, acc, domain.PersonExport{After: seededPerson(acc, 2000)})},
 			{"export, updated since", exportPersons(ctx, rs, acc, domain.PersonExport{UpdatedSince: &exportSince})},
 			{"export, two tags", exportPersons(ctx, rs, acc, domain.PersonExport{TagIDs: tagged.TagIDs})},
 			{"export, updated since and a tag", exportPersons(ctx, rs, acc, domain.PersonExport{UpdatedSince: &exportSince, TagIDs: tags[:1]})},
@@ -98,7 +98,7 @@ func TestHotQueryPlans(t *testing.T) {
 				name string
 				read func() error
 			}{"get persons together", func() error {
-				return rs.GetPersonsTogether(ctx, acc, []string{fmt.Sprintf("per_%s_%06d", acc, 17), fmt.Sprintf("per_%s_%06d", acc, 2999)})
+				return rs.GetPersonsTogether(ctx, acc, []string{seededPerson(acc, 17), seededPerson(acc, 2999)})
 			}})
 		}
 		for _, tc := range cases {

@@ -30,13 +30,13 @@ func TestConcurrentGetsAnswerEachCaller(t *testing.T) {
 			var k ask
 			switch i % 4 {
 			case 0:
-				k = ask{a, fmt.Sprintf("per_%s_%06d", a, i%30)}
+				k = ask{a, seededPerson(a, i%30)}
 				held[k] = true
 			case 1:
-				k = ask{b, fmt.Sprintf("per_%s_%06d", b, i%7)} // each asked for several times
+				k = ask{b, seededPerson(b, i%7)} // each asked for several times
 				held[k] = true
 			case 2:
-				k = ask{b, fmt.Sprintf("per_%s_%06d", a, i%30)} // a's person, asked of b
+				k = ask{b, seededPerson(a, i%30)} // a's person, asked of b
 			default:
 				k = ask{a, fmt.Sprintf("per_missing_%d", i)}
 			}

@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/pds-dev/pds/internal/testenv"
@@ -21,7 +20,7 @@ func BenchmarkGetPerson(b *testing.B) {
 			acc, _ := rs.seedAccount(b, 10_000)
 			rs.exec(b, "ANALYZE")
 			ctx := context.Background()
-			id := fmt.Sprintf("per_%s_%06d", acc, 3)
+			id := seededPerson(acc, 3)
 			statements := rs.countStatements(func() {
 				if _, err := rs.GetPerson(ctx, acc, id); err != nil {
 					b.Fatal(err)

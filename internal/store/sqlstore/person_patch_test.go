@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -20,10 +19,7 @@ func TestAWriteUpdatesItsPersonOnce(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rs := openCounting(t, eng)
 		acc, _ := rs.seedAccount(t, 3)
-		var ids []string
-		for i := range 3 {
-			ids = append(ids, fmt.Sprintf("per_%s_%06d", acc, i))
-		}
+		ids := []string{seededPerson(acc, 0), seededPerson(acc, 1), seededPerson(acc, 2)}
 		ctx := context.Background()
 		field := func(v string) domain.Opt[map[string]json.RawMessage] {
 			return domain.Opt[map[string]json.RawMessage]{Set: true, Value: map[string]json.RawMessage{"field_4": json.RawMessage(v)}}

@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/pds-dev/pds/internal/testenv"
@@ -26,7 +25,7 @@ func TestPersonCacheServesWithoutStatements(t *testing.T) {
 	ks := &vouch{}
 	rs.CachePersons(ks)
 	ctx := context.Background()
-	id := fmt.Sprintf("per_%s_%06d", acc, 3)
+	id := seededPerson(acc, 3)
 	get := func() int64 {
 		t.Helper()
 		return rs.countStatements(func() {

@@ -57,6 +57,9 @@ func (rs rawStore) insertRows(t testing.TB, table, columns string, rows [][]any)
 	}
 }
 
+// seededPerson is the id seedAccount gives the account's i-th person.
+func seededPerson(acc string, i int) string { return fmt.Sprintf("per_%s_%06d", acc, i) }
+
 // seedAccount makes an account holding n persons, each seen a second apart
 // from seedEpoch, holding 3 of 20 tags and 3 of 5 custom field values. It
 // returns the account id and its tag ids.
@@ -78,7 +81,7 @@ func (rs rawStore) seedAccount(t testing.TB, n int) (string, []string) {
 		fieldRows = append(fieldRows, []any{id, acc, "Person", "str", fmt.Sprintf("field_%d", i), "text", ms})
 	}
 	for i := range n {
-		id := fmt.Sprintf("per_%s_%06d", acc, i)
+		id := seededPerson(acc, i)
 		email := fmt.Sprintf("p%d@seed.test", i)
 		seen := ms + int64(i)*1000
 		personRows = append(personRows, []any{id, acc, email, email, fmt.Sprintf("ext-%d", i), "Seed", domain.UpsertCreated, ms, seen})
@@ -149,7 +152,7 @@ func TestListPersonsQueryCount(t *testing.T) {
 		}
 		// Get Person is one statement: the person, its tags and its values.
 		if n := rs.countStatements(func() {
-			p, err := rs.GetPerson(ctx, acc, fmt.Sprintf("per_%s_%06d", acc, 3))
+			p, err := rs.GetPerson(ctx, acc, seededPerson(acc, 3))
 			if err != nil {
 				t.Fatal(err)
 			}
