@@ -42,8 +42,7 @@ func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.
 	holders, hargs := holdersQuery(accountID, ids)
 	args := sqlArgs(hargs)
 	query := `WITH h AS (` + holders + `),
-		b AS (INSERT INTO breadcrumbs (id, account_id, flavor, person_id, campaign_id, project_id,
-			email, external_id, f_id, occurred_at, activity_at, created_at)
+		b AS (INSERT INTO breadcrumbs (` + breadcrumbColumns + `)
 			SELECT ` + args.add(b.ID) + `, ` + args.add(accountID) + `, ` + args.add(b.Flavor) + `, h.id, NULL, NULL, ` +
 		args.list(nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
 			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli()) + ` FROM h RETURNING person_id)

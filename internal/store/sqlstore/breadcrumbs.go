@@ -59,8 +59,7 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		// A plain INSERT: a concurrent first delivery of the same key that
 		// committed meanwhile makes this a unique violation, and personWrite
 		// retries, finding that record and replaying onto it.
-		_, err = q.exec(ctx, `INSERT INTO breadcrumbs (id, account_id, flavor, person_id, campaign_id, project_id,
-			email, external_id, f_id, occurred_at, activity_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		_, err = q.exec(ctx, `INSERT INTO breadcrumbs (`+breadcrumbColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			b.ID, accountID, b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID),
 			nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
 			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli())
@@ -133,6 +132,8 @@ func mustExist(ctx context.Context, q querier, table, kind, accountID string, id
 	return err
 }
 
+// breadcrumbColumns are a breadcrumb's columns, in the order its reads scan
+// and its inserts write them.
 const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, project_id, email, external_id, f_id,
 	occurred_at, activity_at, created_at`
 
