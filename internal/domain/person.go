@@ -172,7 +172,18 @@ type Identifiers struct {
 }
 
 // Any tells whether at least one identifier is given.
-func (ids Identifiers) Any() bool { return ids.ExternalID != nil || ids.Email != nil || ids.FID != nil }
+func (ids Identifiers) Any() bool { return ids.Count() > 0 }
+
+// Count is how many identifiers are given.
+func (ids Identifiers) Count() int {
+	n := 0
+	for _, v := range []*string{ids.ExternalID, ids.Email, ids.FID} {
+		if v != nil {
+			n++
+		}
+	}
+	return n
+}
 
 // PersonListMode is how List Persons selects, as service.SelectPersons
 // decides from the request; the zero value is no decision.

@@ -24,13 +24,7 @@ import (
 // caller then runs the whole append in a transaction.
 func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
 	ids := in.Identifiers()
-	given := 0
-	for _, v := range []*string{ids.ExternalID, ids.Email, ids.FID} {
-		if v != nil {
-			given++
-		}
-	}
-	if !s.dialect.ModifyingCTE || given != 1 || in.ID != "" || in.PersonID != nil || in.CampaignID != nil || in.ProjectID != nil {
+	if !s.dialect.ModifyingCTE || ids.Count() != 1 || in.ID != "" || in.PersonID != nil || in.CampaignID != nil || in.ProjectID != nil {
 		return domain.Breadcrumb{}, false, nil
 	}
 	// The statement writes only the last seen time; any other stamp or an

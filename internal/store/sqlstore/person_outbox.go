@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
@@ -121,12 +122,10 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 		_, err = q.exec(ctx, `UPDATE persons SET `+setAttributes+`, last_seen_at = $8, upsert_result = $9 WHERE account_id = $10 AND id = $11`,
 			append(attrs, now, upsertResultArgs[stamps.UpsertResult], accountID, personID)...)
 	case attrs != nil:
-		// Not a change that patches (applyPatch's are Changed); kept whole
-		// rather than lost should one come to be.
-		if _, err = q.exec(ctx, `UPDATE persons SET `+setAttributes+` WHERE account_id = $8 AND id = $9`,
-			append(attrs, accountID, personID)...); err == nil {
-			return recordChange(ctx, q, accountID, personID, c, nil, w)
-		}
+		// Only applyPatch hands attributes over, with a change that stamps
+		// both; anything else is a caller's mistake, refused rather than
+		// written half.
+		return fmt.Errorf("sqlstore: change %d carries new attributes but does not stamp last_seen_at and upsert_result", c)
 	case stamps.LastSeen && stamps.UpsertResult != "":
 		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1, upsert_result = $2 WHERE account_id = $3 AND id = $4`,
 			now, upsertResultArgs[stamps.UpsertResult], accountID, personID)
