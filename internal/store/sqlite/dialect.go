@@ -26,6 +26,7 @@ var Dialect = sqlstore.Dialect{
 	// It probes one tag per holder of another; merging is linear.
 	MergeIntersect: true,
 	NumbersPersons: true,
+	ImportMarker:   true,
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,

@@ -340,11 +340,16 @@ func (im *personImporter) flush() error {
 		}
 		for _, t := range p.tags {
 			tags = append(tags, []any{p.id, t})
-			if im.s.dialect.NumbersPersons {
+			if im.s.dialect.ImportMarker {
 				links = append(links, bitDelta{im.accountID, t, ord, 1})
 			}
 		}
 		bursts = append(bursts, []any{p.id})
+	}
+	if im.s.dialect.ImportMarker {
+		if _, err := im.q.exec(im.ctx, `INSERT INTO import_writes (one) VALUES (1)`); err != nil {
+			return err
+		}
 	}
 	// In each row, $1... are the values every row shares, ? the row's own.
 	for _, t := range []struct {
@@ -362,38 +367,32 @@ func (im *personImporter) flush() error {
 			return fmt.Errorf("writing the persons of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 		}
 	}
-	if err := im.insertLinks(tags, links, now); err != nil {
+	if err := im.insert(`person_tags (account_id, person_id, tag_id, created_at, last_seen_at)`, `$1, ?, ?, $2, $2`,
+		[]any{im.accountID, now}, tags); err != nil {
 		return fmt.Errorf("writing the tags of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
+	}
+	if im.s.dialect.ImportMarker {
+		if err := im.writeDerived(len(ps), links, now); err != nil {
+			return fmt.Errorf("counting the persons of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
+		}
 	}
 	im.written += len(ps)
 	return nil
 }
 
-// insertLinks writes new persons' tag links. Where the import numbers its
-// persons (SQLite), it also writes the links' tag bits itself: a trigger
-// per link, each probing persons for the ord the import already has, and
-// the fold of its delta afterwards, made a million-line import some 15%
-// slower. The marker row in tag_bits_import tells the trigger to leave
-// these links alone; it lives only between two statements of this
+// writeDerived ends the marker flush began and writes what the triggers
+// it silenced would have: n persons seen now in the persons timeline, as
+// one delta, and the tag bits of the links. Per person and per link, those
+// triggers and the folds of their deltas made a million-line import some
+// 15% slower each. The marker lives only between statements of this
 // transaction, which no other write shares (inTxOnce), so no other write
 // ever sees it, and a failure in between rolls it back with the rest.
-func (im *personImporter) insertLinks(tags [][]any, links []bitDelta, now int64) error {
-	if len(tags) == 0 {
-		return nil
-	}
-	if len(links) > 0 {
-		if _, err := im.q.exec(im.ctx, `INSERT INTO tag_bits_import (one) VALUES (1)`); err != nil {
-			return err
-		}
-	}
-	if err := im.insert(`person_tags (account_id, person_id, tag_id, created_at, last_seen_at)`, `$1, ?, ?, $2, $2`,
-		[]any{im.accountID, now}, tags); err != nil {
+func (im *personImporter) writeDerived(n int, links []bitDelta, now int64) error {
+	if _, err := im.q.exec(im.ctx, `DELETE FROM import_writes`); err != nil {
 		return err
 	}
-	if len(links) == 0 {
-		return nil
-	}
-	if _, err := im.q.exec(im.ctx, `DELETE FROM tag_bits_import`); err != nil {
+	if _, err := im.q.exec(im.ctx, `INSERT INTO timeline_deltas (account_id, series, key, at_ms, n) VALUES ($1, 'persons', '', $2, $3)`,
+		im.accountID, now, n); err != nil {
 		return err
 	}
 	// The persons are new, so no delta of theirs waits to be folded: the

@@ -74,6 +74,13 @@ type Dialect struct {
 	// an import spares itself by numbering its persons itself; otherwise
 	// the column's own default numbers them at no cost.
 	NumbersPersons bool
+	// ImportMarker says the triggers that derive rows from new persons and
+	// their links (the persons timeline's deltas, the links' tag bits) skip
+	// them while the table import_writes holds a row (SQLite): an import
+	// writes that row around its multi-row INSERTs and the derived rows
+	// itself, a few per chunk instead of one per person or link. It needs
+	// NumbersPersons, since the bits are by the ords the import gives.
+	ImportMarker bool
 	// SerialFold, when set, is run first in the transaction that folds
 	// tag bits, so that instances fold one at a time: a link made and
 	// then broken must reach its word in that order, and two folds taking
