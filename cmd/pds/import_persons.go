@@ -83,7 +83,7 @@ func (e cmdEnv) importPersons(args []string) error {
 			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
 	}
-	counts, err := st.ImportPersons(e.ctx, *account, personLines(src.f, bar), store.Write{Now: time.Now().UTC(), Window: *window,
+	counts, err := st.ImportPersons(e.ctx, *account, readAhead(personLines(src.f, bar), 512), store.Write{Now: time.Now().UTC(), Window: *window,
 		Later: func() time.Time { return time.Now().UTC() }})
 	if bar != nil {
 		_ = bar.Clear()
