@@ -28,8 +28,14 @@ import (
 // Durability does not depend on checkpoints: a commit is synced in the WAL
 // before it is acknowledged (synchronous=FULL), and SQLite recovers the WAL
 // into the database after a crash.
+//
+// Each checkpoint ends by syncing the database file, and a commit waiting
+// on its WAL sync behind that one is a slow write: at 10 a second (every
+// 100 ms), on a 1M-person SQLite file, the p99 of a sequential Append
+// Breadcrumb was 9.1 ms against 4.1 ms at one a second (medians of three
+// interleaved pairs), with the p50 unchanged.
 const (
-	checkpointEvery  = 100 * time.Millisecond
+	checkpointEvery  = time.Second
 	walRestartFrames = 16384 // 64 MiB of 4 KiB pages
 )
 
