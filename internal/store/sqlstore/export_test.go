@@ -60,6 +60,9 @@ func (s *Store) Reader() *sql.DB { return s.r }
 // when deltas are folded (FoldTimelines) and counts only its own statements.
 func (s *Store) StopFolding() { s.folder.close() }
 
+// FoldingPaused tells whether the background fold waits for an import.
+func (s *Store) FoldingPaused() bool { return s.folder.imports.Load() > 0 }
+
 // Cover exposes cover for its table test: each span as [level, from, to].
 func Cover(from, to int64) [][3]int64 {
 	var out [][3]int64

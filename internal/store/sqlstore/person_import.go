@@ -39,6 +39,8 @@ const (
 // persons).
 func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (store.PersonImportCounts, error) {
 	var counts store.PersonImportCounts
+	s.folder.pause()
+	defer s.folder.resume()
 	// lines can be read only once, so the import must never run again
 	// after a failure of another caller that shared its transaction.
 	err := s.inTxOnce(ctx, func(q querier) error {

@@ -103,3 +103,44 @@ func TestImportKeepsTagBits(t *testing.T) {
 		}
 	})
 }
+
+// TestImportPausesTheFold holds the background fold back while an import
+// runs (it cannot fold the import's deltas before the commit, and on
+// PostgreSQL its walk steps over every uncommitted one) and lets it go
+// after, with the import's deltas folded by the import.
+func TestImportPausesTheFold(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rs := openCounting(t, eng)
+		ctx := context.Background()
+		acc := domain.NewID("acc")
+		if err := rs.CreateAccount(ctx, domain.Account{ID: acc, Name: "paused fold", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		var pausedDuring []bool
+		lines := func(yield func(store.PersonImport, error) bool) {
+			for i := range 1500 {
+				if i%500 == 0 {
+					pausedDuring = append(pausedDuring, rs.FoldingPaused())
+				}
+				p := domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprintf("ext-%d", i)}}
+				if !yield(store.PersonImport{Line: i + 1, Person: p}, nil) {
+					return
+				}
+			}
+		}
+		if rs.FoldingPaused() {
+			t.Fatal("the fold is paused before any import")
+		}
+		if _, err := rs.ImportPersons(ctx, acc, lines, store.Write{Now: time.Now(), Window: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(pausedDuring) != "[true true true]" || rs.FoldingPaused() {
+			t.Fatalf("paused during the import: %v, after: %v", pausedDuring, rs.FoldingPaused())
+		}
+		var unfolded int
+		if err := rs.db.QueryRow(`SELECT COUNT(*) FROM timeline_deltas WHERE account_id = $1`, acc).Scan(&unfolded); err != nil || unfolded != 0 {
+			t.Fatalf("%d deltas of the import left unfolded (%v)", unfolded, err)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -218,7 +219,18 @@ type folder struct {
 	quit    chan struct{}
 	stopped chan struct{}
 	stop    sync.Once
+	// imports counts the imports this store runs. While one runs the
+	// folder waits: it could not fold the import's deltas before the
+	// import commits, and on PostgreSQL each fold's walk to the oldest
+	// deltas stepped over every one of them still uncommitted, a heap
+	// visibility check each, which kept a core busy through a 1M import.
+	// The import folds what it wrote when it has committed.
+	imports atomic.Int32
 }
+
+// pause keeps the folder from folding until resume.
+func (f *folder) pause()  { f.imports.Add(1) }
+func (f *folder) resume() { f.imports.Add(-1) }
 
 func startFolder(s *Store) *folder {
 	f := &folder{quit: make(chan struct{}), stopped: make(chan struct{})}
@@ -237,6 +249,9 @@ func startFolder(s *Store) *folder {
 			case <-f.quit:
 				return
 			case <-t.C:
+				if f.imports.Load() > 0 {
+					continue
+				}
 				// An error (the database going away) is retried on the
 				// next tick; until then readers add the deltas themselves.
 				_ = s.foldAll(ctx, foldChunk)
