@@ -21,6 +21,8 @@ var Dialect = sqlstore.Dialect{
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,
+	ImportMarkOn:        `SELECT set_config('pds.import_writes', 'on', true)`,
+	ImportMarkOff:       `SELECT set_config('pds.import_writes', 'off', true)`,
 	PersonArrays:        true,
 	// Any fixed key: it is held for one fold transaction at a time.
 	SerialFold: `SELECT pg_advisory_xact_lock(7341, 1)`,

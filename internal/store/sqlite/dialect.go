@@ -26,7 +26,8 @@ var Dialect = sqlstore.Dialect{
 	// It probes one tag per holder of another; merging is linear.
 	MergeIntersect: true,
 	NumbersPersons: true,
-	ImportMarker:   true,
+	ImportMarkOn:   `INSERT INTO import_writes (one) VALUES (1)`,
+	ImportMarkOff:  `DELETE FROM import_writes`,
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,

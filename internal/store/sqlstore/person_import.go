@@ -342,14 +342,14 @@ func (im *personImporter) flush() error {
 		}
 		for _, t := range p.tags {
 			tags = append(tags, []any{p.id, t})
-			if im.s.dialect.ImportMarker {
+			if im.s.dialect.ImportMarkOn != "" && im.s.dialect.NumbersPersons {
 				links = append(links, bitDelta{im.accountID, t, ord, 1})
 			}
 		}
 		bursts = append(bursts, []any{p.id})
 	}
-	if im.s.dialect.ImportMarker {
-		if _, err := im.q.exec(im.ctx, `INSERT INTO import_writes (one) VALUES (1)`); err != nil {
+	if im.s.dialect.ImportMarkOn != "" {
+		if _, err := im.q.exec(im.ctx, im.s.dialect.ImportMarkOn); err != nil {
 			return err
 		}
 	}
@@ -373,7 +373,7 @@ func (im *personImporter) flush() error {
 		[]any{im.accountID, now}, tags); err != nil {
 		return fmt.Errorf("writing the tags of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 	}
-	if im.s.dialect.ImportMarker {
+	if im.s.dialect.ImportMarkOn != "" {
 		if err := im.writeDerived(len(ps), links, now); err != nil {
 			return fmt.Errorf("counting the persons of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 		}
@@ -382,15 +382,16 @@ func (im *personImporter) flush() error {
 	return nil
 }
 
-// writeDerived ends the marker flush began and writes what the triggers
-// it silenced would have: n persons seen now in the persons timeline, as
-// one delta, and the tag bits of the links. Per person and per link, those
+// writeDerived ends the marker flush began (Dialect.ImportMarkOn) and
+// writes what the triggers it silenced would have: n persons seen now in
+// the persons timeline, as one delta, and, where the import numbers its
+// persons (SQLite), the tag bits of the links. Per person and per link, those
 // triggers and the folds of their deltas made a million-line import some
 // 15% slower each. The marker lives only between statements of this
 // transaction, which no other write shares (inTxOnce), so no other write
 // ever sees it, and a failure in between rolls it back with the rest.
 func (im *personImporter) writeDerived(n int, links []bitDelta, now int64) error {
-	if _, err := im.q.exec(im.ctx, `DELETE FROM import_writes`); err != nil {
+	if _, err := im.q.exec(im.ctx, im.s.dialect.ImportMarkOff); err != nil {
 		return err
 	}
 	if _, err := im.q.exec(im.ctx, `INSERT INTO timeline_deltas (account_id, series, key, at_ms, n) VALUES ($1, 'persons', '', $2, $3)`,

@@ -74,13 +74,16 @@ type Dialect struct {
 	// an import spares itself by numbering its persons itself; otherwise
 	// the column's own default numbers them at no cost.
 	NumbersPersons bool
-	// ImportMarker says the triggers that derive rows from new persons and
-	// their links (the persons timeline's deltas, the links' tag bits) skip
-	// them while the table import_writes holds a row (SQLite): an import
-	// writes that row around its multi-row INSERTs and the derived rows
-	// itself, a few per chunk instead of one per person or link. It needs
-	// NumbersPersons, since the bits are by the ords the import gives.
-	ImportMarker bool
+	// ImportMarkOn and ImportMarkOff, when set, bracket an import's
+	// multi-row INSERTs of new persons and their links: in between, the
+	// triggers that derive rows from them skip them, and the import writes
+	// those rows itself, a few per chunk instead of one per person or link.
+	// SQLite marks with a row in import_writes, silencing the persons
+	// timeline's insert trigger and the links' tag-bits trigger (the bits
+	// are by the ords the import gives, so it needs NumbersPersons);
+	// PostgreSQL with the transaction's pds.import_writes setting, silencing
+	// the timeline's insert trigger.
+	ImportMarkOn, ImportMarkOff string
 	// SerialFold, when set, is run first in the transaction that folds
 	// tag bits, so that instances fold one at a time: a link made and
 	// then broken must reach its word in that order, and two folds taking
