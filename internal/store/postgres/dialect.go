@@ -21,10 +21,13 @@ var Dialect = sqlstore.Dialect{
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,
-	ImportMarkOn:        `SELECT set_config('pds.import_writes', 'on', true)`,
-	ImportMarkOff:       `SELECT set_config('pds.import_writes', 'off', true)`,
-	PersonArrays:        true,
-	// Any fixed key: it is held for one fold transaction at a time.
+	// Numbers taken from the column's own sequence, as a write that names
+	// none gets one.
+	ImportOrds:    `SELECT nextval(pg_get_serial_sequence('persons', 'ord')) FROM generate_series(1, $1)`,
+	ImportMarkOn:  `SELECT set_config('pds.import_writes', 'on', true)`,
+	ImportMarkOff: `SELECT set_config('pds.import_writes', 'off', true)`,
+	PersonArrays:  true,
+	// Any fixed key: one fold transaction, or one import, holds it at a time.
 	SerialFold: `SELECT pg_advisory_xact_lock(7341, 1)`,
 	MergeJoinTags: `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_seqscan', 'off', true),
 		set_config('max_parallel_workers_per_gather', '0', true)`,

@@ -25,9 +25,11 @@ var Dialect = sqlstore.Dialect{
 	GroupCommit: true,
 	// It probes one tag per holder of another; merging is linear.
 	MergeIntersect: true,
-	NumbersPersons: true,
-	ImportMarkOn:   `INSERT INTO import_writes (one) VALUES (1)`,
-	ImportMarkOff:  `DELETE FROM import_writes`,
+	// The import writes alone: nobody takes a number meanwhile.
+	ImportOrds: `WITH RECURSIVE o(ord) AS (SELECT COALESCE(MAX(ord), 0) + 1 FROM persons
+		UNION ALL SELECT ord + 1 FROM o LIMIT $1) SELECT ord FROM o`,
+	ImportMarkOn:  `INSERT INTO import_writes (one) VALUES (1)`,
+	ImportMarkOff: `DELETE FROM import_writes`,
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,

@@ -101,6 +101,8 @@ type personImporter struct {
 	// written counts the persons created so far; nextAnalyze is the count
 	// at which statistics are refreshed next.
 	written, nextAnalyze int
+	// foldsHeld says the import holds Dialect.SerialFold.
+	foldsHeld bool
 }
 
 // newPerson is a person a line creates, waiting to be written.
@@ -307,32 +309,20 @@ func (im *personImporter) flush() error {
 	due := im.w.Now.Add(im.w.Window).UnixMilli()
 	var (
 		persons, values, tags, bursts [][]any
-		links                         []bitDelta // the tag bits the links set, where the import writes them itself
+		links                         []bitDelta // the tag bits the links set
 	)
-	// Where a trigger would number each person by rewriting it, number
-	// them here: the import writes alone, so nobody takes a number meanwhile.
-	var ord int64
-	personColumns, personRow := `persons (id, account_id, email, email_norm, external_id, f_id, first_name, last_name, phone, upsert_result, created_at, last_seen_at)`,
-		`?, $1, ?, ?, ?, ?, ?, ?, ?, $2, $3, $3`
-	if im.s.dialect.NumbersPersons {
-		if err := im.q.queryRow(im.ctx, `SELECT COALESCE(MAX(ord), 0) FROM persons`).Scan(&ord); err != nil {
-			return err
-		}
-		personColumns, personRow = strings.Replace(personColumns, `(id,`, `(ord, id,`, 1), `?, `+personRow
+	ords, err := im.ords(len(ps))
+	if err != nil {
+		return err
 	}
-	for _, p := range ps {
+	for i, p := range ps {
 		a := p.attrs
 		var emailNorm any
 		if a.Email != nil {
 			emailNorm = domain.NormEmail(*a.Email)
 		}
-		row := []any{p.id, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
-			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)}
-		if im.s.dialect.NumbersPersons {
-			ord++
-			row = append([]any{ord}, row...)
-		}
-		persons = append(persons, row)
+		persons = append(persons, []any{ords[i], p.id, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
+			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)})
 		// A new person holds no value yet: only values set are written
 		// (removing one, or all, removes nothing).
 		for _, v := range p.values {
@@ -342,16 +332,12 @@ func (im *personImporter) flush() error {
 		}
 		for _, t := range p.tags {
 			tags = append(tags, []any{p.id, t})
-			if im.s.dialect.ImportMarkOn != "" && im.s.dialect.NumbersPersons {
-				links = append(links, bitDelta{im.accountID, t, ord, 1})
-			}
+			links = append(links, bitDelta{im.accountID, t, ords[i], 1})
 		}
 		bursts = append(bursts, []any{p.id})
 	}
-	if im.s.dialect.ImportMarkOn != "" {
-		if _, err := im.q.exec(im.ctx, im.s.dialect.ImportMarkOn); err != nil {
-			return err
-		}
+	if _, err := im.q.exec(im.ctx, im.s.dialect.ImportMarkOn); err != nil {
+		return err
 	}
 	// In each row, $1... are the values every row shares, ? the row's own.
 	for _, t := range []struct {
@@ -359,7 +345,8 @@ func (im *personImporter) flush() error {
 		shared    []any
 		rows      [][]any
 	}{
-		{personColumns, personRow, []any{im.accountID, domain.UpsertCreated, now}, persons},
+		{`persons (ord, id, account_id, email, email_norm, external_id, f_id, first_name, last_name, phone, upsert_result, created_at, last_seen_at)`,
+			`?, ?, $1, ?, ?, ?, ?, ?, ?, ?, $2, $3, $3`, []any{im.accountID, domain.UpsertCreated, now}, persons},
 		{`person_field_values (account_id, person_id, field_id, value)`, `$1, ?, ?, ?`, []any{im.accountID}, values},
 		// The person is new, so it has no burst yet: this opens its first.
 		{`bursts (person_id, account_id, event, opened_at, last_change_at, due_at)`, `?, $1, $2, $3, $3, $4`,
@@ -373,10 +360,8 @@ func (im *personImporter) flush() error {
 		[]any{im.accountID, now}, tags); err != nil {
 		return fmt.Errorf("writing the tags of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 	}
-	if im.s.dialect.ImportMarkOn != "" {
-		if err := im.writeDerived(len(ps), links, now); err != nil {
-			return fmt.Errorf("counting the persons of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
-		}
+	if err := im.writeDerived(len(ps), links, now); err != nil {
+		return fmt.Errorf("counting the persons of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 	}
 	im.written += len(ps)
 	return nil
@@ -384,12 +369,14 @@ func (im *personImporter) flush() error {
 
 // writeDerived ends the marker flush began (Dialect.ImportMarkOn) and
 // writes what the triggers it silenced would have: n persons seen now in
-// the persons timeline, as one delta, and, where the import numbers its
-// persons (SQLite), the tag bits of the links. Per person and per link, those
-// triggers and the folds of their deltas made a million-line import some
-// 15% slower each. The marker lives only between statements of this
-// transaction, which no other write shares (inTxOnce), so no other write
-// ever sees it, and a failure in between rolls it back with the rest.
+// the persons timeline, as one delta, and the tag bits of the links, by
+// the ords the import gave. Per person and per link, those triggers and
+// the folds of their deltas made a million-line import some 15% slower
+// each, and on PostgreSQL a fold running meanwhile on another instance
+// stepped over each uncommitted delta every second. The marker lives only
+// between statements of this transaction, which no other write shares
+// (inTxOnce), so no other write ever sees it, and a failure in between
+// rolls it back with the rest.
 func (im *personImporter) writeDerived(n int, links []bitDelta, now int64) error {
 	if _, err := im.q.exec(im.ctx, im.s.dialect.ImportMarkOff); err != nil {
 		return err
@@ -398,9 +385,33 @@ func (im *personImporter) writeDerived(n int, links []bitDelta, now int64) error
 		im.accountID, now, n); err != nil {
 		return err
 	}
+	if len(links) == 0 {
+		return nil
+	}
+	// Folds write tag_bits too; from here until the import commits they
+	// wait for it (Dialect.SerialFold).
+	if !im.foldsHeld && im.s.dialect.SerialFold != "" {
+		if _, err := im.q.exec(im.ctx, im.s.dialect.SerialFold); err != nil {
+			return err
+		}
+		im.foldsHeld = true
+	}
 	// The persons are new, so no delta of theirs waits to be folded: the
 	// bits are set here, before any later change to these links.
 	return applyChunkChanges(im.ctx, im.q, chunkChanges(links))
+}
+
+// ords takes n new numbers for the persons flush writes.
+func (im *personImporter) ords(n int) ([]int64, error) {
+	ords, err := queryAll(im.ctx, im.q, func(sc scanner) (int64, error) {
+		var o int64
+		err := sc.Scan(&o)
+		return o, err
+	}, im.s.dialect.ImportOrds, n)
+	if err == nil && len(ords) != n {
+		err = fmt.Errorf("import: %d person numbers for %d persons", len(ords), n)
+	}
+	return ords, err
 }
 
 // insert writes rows in multi-row INSERTs into into (a table and its

@@ -69,25 +69,26 @@ type Dialect struct {
 	// share one statement (see fetcher), where each statement is a round
 	// trip to a server process.
 	PersonArrays bool
-	// NumbersPersons says a trigger numbers each new person (persons.ord,
-	// see tag_bits.go) by rewriting the row just inserted (SQLite), which
-	// an import spares itself by numbering its persons itself; otherwise
-	// the column's own default numbers them at no cost.
-	NumbersPersons bool
-	// ImportMarkOn and ImportMarkOff, when set, bracket an import's
-	// multi-row INSERTs of new persons and their links: in between, the
-	// triggers that derive rows from them skip them, and the import writes
-	// those rows itself, a few per chunk instead of one per person or link.
-	// SQLite marks with a row in import_writes, silencing the persons
-	// timeline's insert trigger and the links' tag-bits trigger (the bits
-	// are by the ords the import gives, so it needs NumbersPersons);
-	// PostgreSQL with the transaction's pds.import_writes setting, silencing
-	// the timeline's insert trigger.
+	// ImportOrds hands an import $1 new numbers for its persons
+	// (persons.ord, see tag_bits.go), in ascending order: the import writes
+	// the tag bits of its new links itself, by those numbers. On SQLite it
+	// also spares each new person the trigger that numbers a person by
+	// rewriting the row just inserted.
+	ImportOrds string
+	// ImportMarkOn and ImportMarkOff bracket an import's multi-row INSERTs
+	// of new persons and their links: in between, the triggers that derive
+	// rows from them (the persons timeline's and the links' tag bit deltas)
+	// skip them, and the import writes those rows itself, a few per chunk
+	// instead of one per person or link. SQLite marks with a row in
+	// import_writes, PostgreSQL with the transaction's pds.import_writes
+	// setting.
 	ImportMarkOn, ImportMarkOff string
 	// SerialFold, when set, is run first in the transaction that folds
-	// tag bits, so that instances fold one at a time: a link made and
-	// then broken must reach its word in that order, and two folds taking
-	// turns on a word could apply them the other way round.
+	// tag bits, and by an import before it writes bits, so that one writer
+	// at a time changes tag_bits: a link made and then broken must reach
+	// its word in that order, two folds taking turns on a word could apply
+	// them the other way round, and a chunk read by one and written back
+	// after another's write would undo it.
 	SerialFold string
 	// MergeJoinTags, when set, is run in a tag filter's read transaction
 	// before its statements, so that the planner joins the tags' index

@@ -17,7 +17,8 @@ import (
 // per chunk of 4,096 persons (migration 00050): counting the holders of
 // every tag of a filter is then an AND of a few hundred rows per tag
 // instead of a walk over every link of each. Triggers append a delta per
-// link made (+1) or broken (-1); foldTagBits moves them into tag_bits, and
+// link made (+1) or broken (-1), except an import's new links, whose bits
+// the import sets itself; foldTagBits moves deltas into tag_bits, and
 // readers apply the deltas not yet folded, in the same snapshot, so counts
 // are exact whether or not the fold has run.
 //
@@ -250,9 +251,9 @@ func sumDeltas(deltas []bitDelta) []bitDelta {
 }
 
 // applyChunkChanges rewrites each changed chunk, in key order so that the
-// writes walk tag_bits' pages in turn. Only the fold writes tag_bits, one
-// fold at a time (Dialect.SerialFold), so a chunk read here is still the
-// stored one when it is written back.
+// writes walk tag_bits' pages in turn. Only folds and imports write
+// tag_bits, one at a time (Dialect.SerialFold), so a chunk read here is
+// still the stored one when it is written back.
 func applyChunkChanges(ctx context.Context, q querier, changes map[tagChunk]*chunkChange) error {
 	keys := slices.SortedFunc(maps.Keys(changes), func(a, b tagChunk) int {
 		return cmp.Or(strings.Compare(a.account, b.account), strings.Compare(a.tag, b.tag), cmp.Compare(a.number, b.number))

@@ -17,7 +17,7 @@ import (
 // in the window) against a plain count of the links: before the fold, and
 // after it; and the window's total, which comes from the persons timeline.
 // The import writes its new persons' timeline deltas itself, a delta per
-// chunk, and on SQLite their tag bits.
+// chunk, and their tag bits.
 func TestImportKeepsTagBits(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
@@ -65,6 +65,11 @@ func TestImportKeepsTagBits(t *testing.T) {
 		var deltas int
 		if err := rs.db.QueryRow(`SELECT COUNT(*) FROM timeline_deltas WHERE account_id = $1 AND series = 'persons'`, acc).Scan(&deltas); err != nil || deltas > 20+2*1500 {
 			t.Fatalf("%d persons timeline deltas for two imports (%v)", deltas, err)
+		}
+		// Some 6,000 links, of which only those of the 1,500 matched
+		// persons (three tags at most) come through the trigger's deltas.
+		if err := rs.db.QueryRow(`SELECT COUNT(*) FROM tag_bit_deltas WHERE account_id = $1`, acc).Scan(&deltas); err != nil || deltas > 3*1500 {
+			t.Fatalf("%d tag bit deltas for two imports (%v)", deltas, err)
 		}
 		check := func(stage string) {
 			t.Helper()
@@ -140,6 +145,68 @@ func TestImportPausesTheFold(t *testing.T) {
 		var unfolded int
 		if err := rs.db.QueryRow(`SELECT COUNT(*) FROM timeline_deltas WHERE account_id = $1`, acc).Scan(&unfolded); err != nil || unfolded != 0 {
 			t.Fatalf("%d deltas of the import left unfolded (%v)", unfolded, err)
+		}
+	})
+}
+
+// TestImportHoldsTheFolds: an import sets its new links' tag bits itself,
+// so from its first bits until its commit no fold of another instance may
+// rewrite a chunk (Dialect.SerialFold): one reading a chunk before the
+// import's write and writing it back after would undo it.
+func TestImportHoldsTheFolds(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		if eng.Name != "postgres" {
+			t.Skip("SQLite's one writer runs one transaction at a time")
+		}
+		rs := openCounting(t, eng)
+		ctx := context.Background()
+		acc := domain.NewID("acc")
+		if err := rs.CreateAccount(ctx, domain.Account{ID: acc, Name: "held folds", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		tag, _, err := rs.CreateTag(ctx, domain.Tag{AccountID: acc, Name: "A", Context: "person", DateCreated: domain.T(time.Now())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Whether a fold could start now: Dialect.SerialFold's lock, tried
+		// from a session of its own.
+		foldFree := func() bool {
+			t.Helper()
+			var free bool
+			if err := rs.db.QueryRow(`SELECT pg_try_advisory_lock(7341, 1)`).Scan(&free); err != nil {
+				t.Fatal(err)
+			}
+			if free {
+				if _, err := rs.db.Exec(`SELECT pg_advisory_unlock(7341, 1)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return free
+		}
+		var freeDuring []bool
+		lines := func(yield func(store.PersonImport, error) bool) {
+			for i := range 1200 {
+				// Before the first chunk's bits, and after them.
+				if i == 100 || i == 1000 {
+					freeDuring = append(freeDuring, foldFree())
+				}
+				p := domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprintf("ext-%d", i)}}
+				if !yield(store.PersonImport{Line: i + 1, Person: p, TagIDs: []string{tag.ID}}, nil) {
+					return
+				}
+			}
+		}
+		if _, err := rs.ImportPersons(ctx, acc, lines, store.Write{Now: time.Now(), Window: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(freeDuring) != "[true false]" || !foldFree() {
+			t.Fatalf("folds free during the import: %v, after: %v", freeDuring, foldFree())
+		}
+		_, total, err := rs.ListPersons(ctx, acc, domain.PersonSelection{Mode: domain.PersonWindow,
+			Since: time.Now().Add(-time.Hour), TagIDs: []string{tag.ID}}, domain.PageRequest{Page: 1, Size: 10})
+		if err != nil || total != 1200 {
+			t.Fatalf("%d persons hold the tag, want 1200 (%v)", total, err)
 		}
 	})
 }
