@@ -21,8 +21,9 @@ var Dialect = sqlstore.Dialect{
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,
-	// Numbers taken from the column's own sequence, as a write that names
-	// none gets one.
+	// The column's identity: its sequence numbers each person.
+	NewPersonOrd: `DEFAULT`,
+	// Numbers taken from that sequence, as a write that names none gets one.
 	ImportOrds:    `SELECT nextval(pg_get_serial_sequence('persons', 'ord')) FROM generate_series(1, $1)`,
 	ImportMarkOn:  `SELECT set_config('pds.import_writes', 'on', true)`,
 	ImportMarkOff: `SELECT set_config('pds.import_writes', 'off', true)`,

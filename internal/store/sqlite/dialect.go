@@ -25,7 +25,9 @@ var Dialect = sqlstore.Dialect{
 	GroupCommit: true,
 	// It probes one tag per holder of another; merging is linear.
 	MergeIntersect: true,
-	// The import writes alone: nobody takes a number meanwhile.
+	// One writer: nobody takes a number between the read and the insert.
+	NewPersonOrd: `(SELECT COALESCE(MAX(ord), 0) + 1 FROM persons)`,
+	// The import writes alone too.
 	ImportOrds: `WITH RECURSIVE o(ord) AS (SELECT COALESCE(MAX(ord), 0) + 1 FROM persons
 		UNION ALL SELECT ord + 1 FROM o LIMIT $1) SELECT ord FROM o`,
 	ImportMarkOn:  `INSERT INTO import_writes (one) VALUES (1)`,

@@ -315,8 +315,8 @@ func (a attributes) update() attrUpdate {
 }
 
 func insertPerson(ctx context.Context, q querier, accountID, id string, a attributes, w store.Write) error {
-	_, err := q.exec(ctx, `INSERT INTO persons (`+newPersonColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, newPersonRow(accountID, id, a, w)...)
+	_, err := q.exec(ctx, `INSERT INTO persons (ord, `+newPersonColumns+`)
+		VALUES (`+q.s.dialect.NewPersonOrd+`, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, newPersonRow(accountID, id, a, w)...)
 	return err
 }
 

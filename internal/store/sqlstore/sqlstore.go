@@ -69,6 +69,10 @@ type Dialect struct {
 	// share one statement (see fetcher), where each statement is a round
 	// trip to a server process.
 	PersonArrays bool
+	// NewPersonOrd is the value that numbers a person a write inserts
+	// (persons.ord): SQLite's trigger would number it by rewriting the row
+	// just inserted, its index entry with it.
+	NewPersonOrd string
 	// ImportOrds hands an import $1 new numbers for its persons
 	// (persons.ord, see tag_bits.go), in ascending order: the import writes
 	// the tag bits of its new links itself, by those numbers. On SQLite it
