@@ -119,8 +119,10 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 	case c == createdNew:
 		// insertPerson wrote the row with these stamps.
 	case attrs != nil && stamps.LastSeen && stamps.UpsertResult != "":
-		_, err = q.exec(ctx, `UPDATE persons SET `+setAttributes+`, last_seen_at = $8, upsert_result = $9 WHERE account_id = $10 AND id = $11`,
-			append(attrs, now, upsertResultArgs[stamps.UpsertResult], accountID, personID)...)
+		var args sqlArgs
+		set := attrs.assignments(&args)
+		_, err = q.exec(ctx, `UPDATE persons SET `+set+`, last_seen_at = `+args.add(now)+`, upsert_result = `+
+			args.add(upsertResultArgs[stamps.UpsertResult])+` WHERE account_id = `+args.add(accountID)+` AND id = `+args.add(personID), args...)
 	case attrs != nil:
 		// Only applyPatch hands attributes over, with a change that stamps
 		// both; anything else is a caller's mistake, refused rather than

@@ -298,20 +298,57 @@ type attributes struct {
 	firstName, lastName, phone *string
 }
 
-// attrUpdate is a patch's new attributes as the arguments of setAttributes;
-// nil when they are as stored.
-type attrUpdate []any
+// attrUpdate is what a patch changes of a person's attributes: each column
+// whose value differs from the stored one, with its new value; nil when
+// none does.
+type attrUpdate []columnValue
 
-// setAttributes assigns the arguments of an attrUpdate, $1 to $7.
-const setAttributes = `email = $1, email_norm = $2, external_id = $3, f_id = $4, first_name = $5, last_name = $6, phone = $7`
+type columnValue struct {
+	column string
+	value  any
+}
 
-func (a attributes) update() attrUpdate {
-	var emailNorm any
-	if a.Email != nil {
-		emailNorm = domain.NormEmail(*a.Email)
+// changedAttributes lists the columns whose values differ between cur, as
+// stored, and next. Only those are assigned: SQLite rewrites the entry of
+// every index on a column an UPDATE assigns, even to the value it holds,
+// so assigning all seven dirtied three more random index pages (email,
+// external_id and f_id) per matched upsert. email_norm, which the unique
+// index holds, is assigned only when it changes too: not for a change of
+// case.
+func changedAttributes(cur, next attributes) attrUpdate {
+	var u attrUpdate
+	assign := func(column string, from, to *string) {
+		if !sameText(from, to) {
+			u = append(u, columnValue{column, nullStr(to)})
+		}
 	}
-	return attrUpdate{nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
-		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)}
+	norm := func(email *string) *string {
+		if email == nil {
+			return nil
+		}
+		n := domain.NormEmail(*email)
+		return &n
+	}
+	assign("email", cur.Email, next.Email)
+	assign("email_norm", norm(cur.Email), norm(next.Email))
+	assign("external_id", cur.ExternalID, next.ExternalID)
+	assign("f_id", cur.FID, next.FID)
+	assign("first_name", cur.firstName, next.firstName)
+	assign("last_name", cur.lastName, next.lastName)
+	assign("phone", cur.phone, next.phone)
+	return u
+}
+
+// assignments is the SET list of u, its values added to args.
+func (u attrUpdate) assignments(args *sqlArgs) string {
+	var b strings.Builder
+	for i, c := range u {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.column + " = " + args.add(c.value))
+	}
+	return b.String()
 }
 
 func insertPerson(ctx context.Context, q querier, accountID, id string, a attributes, w store.Write) error {
@@ -354,8 +391,9 @@ func createdPerson(id string, a attributes, values []service.ValueChange, w stor
 
 // applyPatch writes the supplied custom field values and works out the
 // supplied attributes, and reports whether anything differed from what was
-// stored. The attributes it leaves to recordChange (attrs, nil when they are
-// as stored), which writes them in the same UPDATE as the stamps. Update
+// stored. The attributes it leaves to recordChange (attrs, the columns that
+// changed, nil when none did), which writes them in the same UPDATE as the
+// stamps. Update
 // Person comes here with external_id and f_id absent.
 func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange) (attrs attrUpdate, didChange bool, err error) {
 	// The row lock keeps a concurrent write of another attribute from being
@@ -365,10 +403,11 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	if err != nil {
 		return nil, false, err
 	}
-	next := attributes{
+	stored := attributes{
 		Identifiers: domain.Identifiers{ExternalID: cur.ExternalID, Email: cur.Email, FID: cur.FID},
 		firstName:   cur.FirstName, lastName: cur.LastName, phone: cur.Phone,
 	}
+	next := stored
 	set := func(dst **string, o domain.Opt[string]) {
 		if o.Set {
 			*dst = o.Ptr()
@@ -380,11 +419,7 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	set(&next.phone, in.Phone)
 	set(&next.ExternalID, in.ExternalID)
 	set(&next.FID, in.FID)
-	if !sameText(next.Email, cur.Email) || !sameText(next.ExternalID, cur.ExternalID) ||
-		!sameText(next.FID, cur.FID) || !sameText(next.firstName, cur.FirstName) ||
-		!sameText(next.lastName, cur.LastName) || !sameText(next.phone, cur.Phone) {
-		attrs = next.update()
-	}
+	attrs = changedAttributes(stored, next)
 	valuesChanged, err := applyCustomValues(ctx, q, accountID, id, values)
 	return attrs, attrs != nil || valuesChanged, err
 }
