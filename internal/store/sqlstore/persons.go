@@ -322,15 +322,17 @@ func changedAttributes(cur, next attributes) attrUpdate {
 			u = append(u, columnValue{column, nullStr(to)})
 		}
 	}
-	norm := func(email *string) *string {
-		if email == nil {
-			return nil
+	if !sameText(cur.Email, next.Email) {
+		norm := func(email *string) *string {
+			if email == nil {
+				return nil
+			}
+			n := domain.NormEmail(*email)
+			return &n
 		}
-		n := domain.NormEmail(*email)
-		return &n
+		assign("email", cur.Email, next.Email)
+		assign("email_norm", norm(cur.Email), norm(next.Email))
 	}
-	assign("email", cur.Email, next.Email)
-	assign("email_norm", norm(cur.Email), norm(next.Email))
 	assign("external_id", cur.ExternalID, next.ExternalID)
 	assign("f_id", cur.FID, next.FID)
 	assign("first_name", cur.firstName, next.firstName)
@@ -393,8 +395,7 @@ func createdPerson(id string, a attributes, values []service.ValueChange, w stor
 // supplied attributes, and reports whether anything differed from what was
 // stored. The attributes it leaves to recordChange (attrs, the columns that
 // changed, nil when none did), which writes them in the same UPDATE as the
-// stamps. Update
-// Person comes here with external_id and f_id absent.
+// stamps. Update Person comes here with external_id and f_id absent.
 func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange) (attrs attrUpdate, didChange bool, err error) {
 	// The row lock keeps a concurrent write of another attribute from being
 	// overwritten with the value read here (SQLite's write transactions are
