@@ -245,7 +245,9 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 		return nil, err
 	}
 	cs := &countingStmt{Stmt: st, statements: c.statements, recorder: c.recorder, query: query}
-	if strings.HasPrefix(query, "UPDATE persons ") {
+	// An UPDATE of persons runs alone or, on PostgreSQL, as the WITH
+	// clause of the statement that also reads the person's outbox row.
+	if strings.HasPrefix(query, "UPDATE persons ") || strings.HasPrefix(query, "WITH u AS (UPDATE persons ") {
 		cs.personUpdates = personUpdatesFor(c.name)
 	}
 	return cs, nil
@@ -300,6 +302,9 @@ func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue
 
 func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	s.statements.Add(1)
+	if s.personUpdates != nil {
+		s.personUpdates.Add(1)
+	}
 	s.recorder.add(s.query, args)
 	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
 		return q.QueryContext(ctx, args)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -60,12 +61,22 @@ func TestUpsertCreateRoundTrips(t *testing.T) {
 		}
 
 		// Matched by email: decided on the holders the statement found.
-		p2, created, _, tx := upsert(domain.PersonUpsert{Email: set("new@X.test"), LastName: set("Lovelace")})
-		if created || p2.ID != p.ID || *p2.LastName != "Lovelace" || p2.UpsertResult != domain.UpsertUpdated {
+		// On PostgreSQL that is four statements: the create that found the
+		// holder, the locked read of the person, the UPDATE that also reads
+		// its outbox row, and the outbox write that also reads it back.
+		p2, created, n, tx := upsert(domain.PersonUpsert{Email: set("new@X.test"), LastName: set("Lovelace")})
+		if created || p2.ID != p.ID || *p2.LastName != "Lovelace" || p2.UpsertResult != domain.UpsertUpdated ||
+			!p2.DateLastSeen.Equal(w.Now) || *p2.Email != "new@X.test" || *p2.FirstName != "Ada" {
 			t.Fatalf("match: created %v, %+v", created, p2)
 		}
 		if tx != 1 {
 			t.Errorf("a match ran in %d transactions, want 1", tx)
+		}
+		if eng.Name == "postgres" && n != 4 {
+			t.Errorf("a match took %d statements, want 4", n)
+		}
+		if got, err := rs.GetPerson(ctx, acc, p.ID); err != nil || !reflect.DeepEqual(got, p2) {
+			t.Fatalf("the match answered %+v, a read finds %+v (%v)", p2, got, err)
 		}
 
 		// Two holders: the 409 as before, and nothing written.

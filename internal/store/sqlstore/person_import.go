@@ -212,7 +212,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 	if added && c == upsertNoChange {
 		c = changed
 	}
-	if err := recordChange(im.ctx, im.q, im.accountID, id, c, attrs, im.w); err != nil {
+	if _, err := recordChange(im.ctx, im.q, im.accountID, id, c, attrs, im.w, false); err != nil {
 		return fail(err)
 	}
 	switch c {

@@ -69,8 +69,9 @@ func (s *Store) retryingUnique(write func() error) error {
 // (recordChange), so that a change is in the outbox exactly when it commits.
 // A patch leaves its new attributes in *attrs (when attrs is set), for
 // recordChange to write with the stamps. When load is set it gives the
-// person as it stands after the change (readBack, or what the write itself
-// knows).
+// person as it stands after the change: what the write itself knows, or
+// else a read after every write of the transaction (on an engine whose WITH
+// clause may write, in the statement that writes the outbox row).
 func writePerson(ctx context.Context, q querier, accountID string, w store.Write, load loader, attrs *attrUpdate,
 	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
 	id, c, err := fn(q)
@@ -81,23 +82,31 @@ func writePerson(ctx context.Context, q querier, accountID string, w store.Write
 	if attrs != nil {
 		patched = *attrs
 	}
-	if err := recordChange(ctx, q, accountID, id, c, patched, w); err != nil {
+	var known *domain.Person
+	if load != nil {
+		known = load(id)
+	}
+	read, err := recordChange(ctx, q, accountID, id, c, patched, w, load != nil && known == nil)
+	switch {
+	case err != nil:
 		return nil, c, err
-	}
-	if load == nil {
+	case load == nil:
 		return nil, c, nil
+	case known != nil:
+		return known, c, nil
+	case read != nil:
+		return read, c, nil
 	}
-	p, err := load(q, id)
+	p, err := getPerson(ctx, q, accountID, id)
 	return p, c, err
 }
 
-// loader gives a person after a write, inside its transaction.
-type loader func(q querier, personID string) (*domain.Person, error)
+// loader gives the person after a write when the write knows it whole (a
+// person it created), nil when it is to be read back.
+type loader func(personID string) *domain.Person
 
-// readBack reads the person back.
-func readBack(ctx context.Context, accountID string) loader {
-	return func(q querier, id string) (*domain.Person, error) { return getPerson(ctx, q, accountID, id) }
-}
+// readBack has the person read back after its write.
+func readBack(string) *domain.Person { return nil }
 
 // upsertResultArgs holds each upsert_result boxed once: a string variable
 // passed as a query argument would cost a person write an allocation.
@@ -111,58 +120,93 @@ var upsertResultArgs = map[string]any{
 // service.BurstAfterChange decides. The attributes and the stamps go in one
 // UPDATE: on PostgreSQL each UPDATE of a person writes a row version and an
 // entry in every index of persons.
-func recordChange(ctx context.Context, q querier, accountID, personID string, c change, attrs attrUpdate, w store.Write) error {
+//
+// On an engine whose WITH clause may write, each round trip to the server
+// counts: the UPDATE also reads the outbox row it decides on, and the
+// outbox write also reads the person back when readAfter asks for it
+// (returned; nil when it was not read).
+func recordChange(ctx context.Context, q querier, accountID, personID string, c change, attrs attrUpdate, w store.Write,
+	readAfter bool) (*domain.Person, error) {
 	stamps := service.StampsFor(c)
+	update, args, err := stampsUpdate(c, stamps, attrs, accountID, personID, w)
+	if err != nil {
+		return nil, err
+	}
+	// A person created in this transaction has no outbox row yet.
+	// Otherwise the row is read locked: writers of one person take turns
+	// on the persons row stamped here already, but a closing worker
+	// changes or deletes this row without that lock, and deciding on a
+	// stale read would lose the change.
+	lockBurstToo := stamps.Event && c != createdNew && update != "" && q.s.dialect.ModifyingCTE
+	var cur *service.Burst
+	switch {
+	case lockBurstToo:
+		cur, err = scanBurst(q.queryRow(ctx, `WITH u AS (`+update+` RETURNING id)
+			SELECT `+burstColumns+` FROM bursts WHERE person_id = (SELECT id FROM u)`+q.s.dialect.LockRows, args...))
+	case update != "":
+		_, err = q.exec(ctx, update, args...)
+	}
+	if err != nil || !stamps.Event {
+		return nil, err
+	}
+	if c != createdNew && !lockBurstToo {
+		if cur, err = lockBurst(ctx, q, personID, ""); err != nil {
+			return nil, err
+		}
+	}
+	write, wargs := burstWrite(cur, accountID, personID, service.BurstAfterChange(cur, c == createdNew, w.Now, w.Window))
+	if !readAfter || !q.s.dialect.ModifyingCTE {
+		_, err = q.exec(ctx, write, wargs...)
+		return nil, err
+	}
+	// The read sees the transaction's earlier writes, not the outbox
+	// row this statement writes, which it does not read.
+	where := `p.account_id = ` + wargs.add(accountID) + ` AND p.id = ` + wargs.add(personID)
+	p, err := scanPersonWithDetails(q.queryRow(ctx, `WITH b AS (`+write+`) `+personWithDetailsSQL(q.s.dialect, `persons p`, where, ``), wargs...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("person", personID)
+	}
+	return p, err
+}
+
+// stampsUpdate is the UPDATE of persons that writes attrs and the stamps,
+// with its arguments; "" when there is nothing to write (a creation, which
+// insertPerson stamped already, or a change that stamps nothing).
+func stampsUpdate(c change, stamps service.Stamps, attrs attrUpdate, accountID, personID string, w store.Write) (string, sqlArgs, error) {
+	var args sqlArgs
 	now := w.Now.UnixMilli()
-	var err error
+	var set string
 	switch {
 	case c == createdNew:
-		// insertPerson wrote the row with these stamps.
+		return "", nil, nil
 	case attrs != nil && stamps.LastSeen && stamps.UpsertResult != "":
-		var args sqlArgs
-		set := attrs.assignments(&args)
-		_, err = q.exec(ctx, `UPDATE persons SET `+set+`, last_seen_at = `+args.add(now)+`, upsert_result = `+
-			args.add(upsertResultArgs[stamps.UpsertResult])+` WHERE account_id = `+args.add(accountID)+` AND id = `+args.add(personID), args...)
+		set = attrs.assignments(&args) + `, last_seen_at = ` + args.add(now) + `, upsert_result = ` + args.add(upsertResultArgs[stamps.UpsertResult])
 	case attrs != nil:
 		// Only applyPatch hands attributes over, with a change that stamps
 		// both; anything else is a caller's mistake, refused rather than
 		// written half.
-		return fmt.Errorf("sqlstore: change %d carries new attributes but does not stamp last_seen_at and upsert_result", c)
+		return "", nil, fmt.Errorf("sqlstore: change %d carries new attributes but does not stamp last_seen_at and upsert_result", c)
 	case stamps.LastSeen && stamps.UpsertResult != "":
-		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1, upsert_result = $2 WHERE account_id = $3 AND id = $4`,
-			now, upsertResultArgs[stamps.UpsertResult], accountID, personID)
+		set = `last_seen_at = ` + args.add(now) + `, upsert_result = ` + args.add(upsertResultArgs[stamps.UpsertResult])
 	case stamps.LastSeen:
-		_, err = q.exec(ctx, `UPDATE persons SET last_seen_at = $1 WHERE account_id = $2 AND id = $3`,
-			now, accountID, personID)
+		set = `last_seen_at = ` + args.add(now)
 	case stamps.UpsertResult != "":
-		_, err = q.exec(ctx, `UPDATE persons SET upsert_result = $1 WHERE account_id = $2 AND id = $3`,
-			upsertResultArgs[stamps.UpsertResult], accountID, personID)
+		set = `upsert_result = ` + args.add(upsertResultArgs[stamps.UpsertResult])
+	default:
+		return "", nil, nil
 	}
-	if err != nil || !stamps.Event {
-		return err
-	}
-	// A person created in this transaction has no row yet. Otherwise the
-	// row is read locked: writers of one person take turns on the persons
-	// row stamped above already, but a closing worker changes or deletes
-	// this row without that lock, and deciding on a stale read would lose
-	// the change.
-	var cur *service.Burst
-	if c != createdNew {
-		if cur, err = lockBurst(ctx, q, personID, ""); err != nil {
-			return err
-		}
-	}
-	next := service.BurstAfterChange(cur, c == createdNew, w.Now, w.Window)
+	return `UPDATE persons SET ` + set + ` WHERE account_id = ` + args.add(accountID) + ` AND id = ` + args.add(personID), args, nil
+}
+
+// burstWrite is the statement that makes next the person's outbox row:
+// an INSERT when there is none (cur nil), else an UPDATE.
+func burstWrite(cur *service.Burst, accountID, personID string, next service.Burst) (string, sqlArgs) {
 	if cur == nil {
-		_, err = q.exec(ctx, `INSERT INTO bursts (`+newBurstColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-			newBurstRow(accountID, personID, next)...)
-		return err
+		return `INSERT INTO bursts (` + newBurstColumns + `) VALUES ($1, $2, $3, $4, $5, $6)`, newBurstRow(accountID, personID, next)
 	}
-	_, err = q.exec(ctx, `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4, next_opened_at = $5, next_due_at = $6
-		WHERE person_id = $7`,
-		next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(),
-		nullMillis(next.NextOpenedAt), nullMillis(next.NextDueAt), personID)
-	return err
+	return `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4, next_opened_at = $5, next_due_at = $6
+		WHERE person_id = $7`, sqlArgs{next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(),
+			nullMillis(next.NextOpenedAt), nullMillis(next.NextDueAt), personID}
 }
 
 // newBurstColumns are the columns of a person's first outbox row, in the
@@ -173,24 +217,30 @@ func newBurstRow(accountID, personID string, b service.Burst) []any {
 	return []any{personID, accountID, b.Event, b.OpenedAt.UnixMilli(), b.LastChangeAt.UnixMilli(), b.DueAt.UnixMilli()}
 }
 
+// burstColumns are the columns of an outbox row scanBurst reads.
+const burstColumns = `event, opened_at, last_change_at, due_at, next_opened_at, next_due_at`
+
 // lockBurst reads a person's outbox row for a write that decides on it,
 // locked on PostgreSQL until the transaction ends (SQLite's writer is
 // single already); nil when there is none. With a lease token, only the row
 // that lease still holds.
 func lockBurst(ctx context.Context, q querier, personID, leaseToken string) (*service.Burst, error) {
-	var (
-		b                   service.Burst
-		opened, last, due   int64
-		nextOpened, nextDue sql.NullInt64
-		args                sqlArgs
-	)
+	var args sqlArgs
 	where := `person_id = ` + args.add(personID)
 	if leaseToken != "" {
 		where += ` AND lease_token = ` + args.add(leaseToken)
 	}
-	err := q.queryRow(ctx, `SELECT event, opened_at, last_change_at, due_at, next_opened_at, next_due_at
-		FROM bursts WHERE `+where+q.s.dialect.LockRows, args...).
-		Scan(&b.Event, &opened, &last, &due, &nextOpened, &nextDue)
+	return scanBurst(q.queryRow(ctx, `SELECT `+burstColumns+` FROM bursts WHERE `+where+q.s.dialect.LockRows, args...))
+}
+
+// scanBurst scans the burstColumns of an outbox row; nil when there is none.
+func scanBurst(row scanner) (*service.Burst, error) {
+	var (
+		b                   service.Burst
+		opened, last, due   int64
+		nextOpened, nextDue sql.NullInt64
+	)
+	err := row.Scan(&b.Event, &opened, &last, &due, &nextOpened, &nextDue)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

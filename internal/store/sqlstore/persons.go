@@ -49,11 +49,11 @@ func upsertWrite(ctx context.Context, q querier, accountID string, in domain.Per
 	// A person this write creates is known whole without reading it back:
 	// the row holds what was written and nothing else.
 	var made *domain.Person
-	load := func(q querier, id string) (*domain.Person, error) {
+	load := func(id string) *domain.Person {
 		if made != nil && made.ID == id {
-			return made, nil
+			return made
 		}
-		return getPerson(ctx, q, accountID, id)
+		return nil
 	}
 	var attrs attrUpdate
 	p, c, err := writePerson(ctx, q, accountID, w, load, &attrs, func(q querier) (string, change, error) {
@@ -108,7 +108,7 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 // UpdatePerson applies a patch to an existing person.
 func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
 	var attrs attrUpdate
-	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), &attrs, func(q querier) (string, change, error) {
+	p, _, err := s.personWrite(ctx, accountID, w, readBack, &attrs, func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -136,7 +136,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 
 // AddPersonTags attaches live tags; all of them or, on an unknown id, none.
 func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs []string, w store.Write) (*domain.Person, error) {
-	p, _, err := s.personWrite(ctx, accountID, w, readBack(ctx, accountID), nil, func(q querier) (string, change, error) {
+	p, _, err := s.personWrite(ctx, accountID, w, readBack, nil, func(q querier) (string, change, error) {
 		if err := personExists(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
