@@ -69,6 +69,14 @@ func TestHotQueryPlans(t *testing.T) {
 			{"window, last page", listPersons(ctx, rs, acc, window, 120)},
 			{"window with two tags", listPersons(ctx, rs, acc, tagged, 1)},
 			{"window with two tags, deep page", listPersons(ctx, rs, acc, tagged, 6)},
+			// Past the middle, read from the far end (pageOf).
+			{"window with two tags, last page", func() error {
+				_, total, err := rs.ListPersons(ctx, acc, tagged, domain.PageRequest{Page: 1, Size: 25})
+				if err != nil {
+					return err
+				}
+				return listPersons(ctx, rs, acc, tagged, (total+24)/25)()
+			}},
 			{"lookup by email", listPersons(ctx, rs, acc, domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P2000@Seed.test"}, 1)},
 			{"lookup by external_id", listPersons(ctx, rs, acc, domain.PersonSelection{Mode: domain.PersonByExternalID, Key: "ext-2000"}, 1)},
 			{"breadcrumbs, page 1", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{}, 1)},

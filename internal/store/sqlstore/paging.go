@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -33,7 +35,7 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 	if err != nil {
 		return nil, 0, err
 	}
-	items, err := pageOf(ctx, q, columns, fromWhere, orderBy, args, p, total, scan)
+	items, err := pageOf(ctx, q, columns, fromWhere, orderBy, args, p, total, true, scan)
 	return items, total, err
 }
 
@@ -45,17 +47,55 @@ func countRows(ctx context.Context, q querier, fromWhere string, args []any) (in
 }
 
 // pageOf reads one page of the rows fromWhere selects, in orderBy order,
-// given their total.
+// given their total. An OFFSET walks every row it skips, so where the
+// caller allows it (reversible) a page past the middle is read from the far
+// end instead, in the reverse order, and turned round: no page walks more
+// than half the rows, and the last page walks none. That takes a read
+// transaction, where total counts the rows of the statement's own snapshot
+// (outside one, a row written between the count and the page would move
+// the far end), and an engine that reads the rows backwards as cheaply.
 func pageOf[T any](ctx context.Context, q querier, columns, fromWhere, orderBy string, args []any,
-	p domain.PageRequest, total int, scan func(scanner) (T, error)) ([]T, error) {
+	p domain.PageRequest, total int, reversible bool, scan func(scanner) (T, error)) ([]T, error) {
 	// A page past the end needs no statement. Offset saturates instead of
 	// overflowing for a huge page number.
-	if total <= p.Offset() {
+	offset := p.Offset()
+	if total <= offset {
 		return []T{}, nil
 	}
+	end := min(offset, total-p.Size) + p.Size // offset+size, at most total
+	fromEnd := reversible && q.tx != nil && total-end < offset
+	limit, skip := p.Size, offset
+	if fromEnd {
+		orderBy, limit, skip = reversedOrder(orderBy), end-offset, total-end
+	}
 	pageArgs := append(sqlArgs(nil), args...)
-	limit := ` LIMIT ` + pageArgs.add(p.Size) + ` OFFSET ` + pageArgs.add(p.Offset())
-	return queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+limit, pageArgs...)
+	clause := ` LIMIT ` + pageArgs.add(limit) + ` OFFSET ` + pageArgs.add(skip)
+	items, err := queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+clause, pageArgs...)
+	if fromEnd {
+		slices.Reverse(items)
+	}
+	return items, err
+}
+
+// reversedOrder is an ORDER BY list (terms separated by commas, each a
+// column with an optional ASC or DESC) with every term's direction turned.
+// The columns pageOf orders by are never NULL, so where NULLs sort does not
+// arise.
+func reversedOrder(orderBy string) string {
+	terms := strings.Split(orderBy, ",")
+	for i, term := range terms {
+		term = strings.TrimSpace(term)
+		switch {
+		case strings.HasSuffix(term, " DESC"):
+			term = strings.TrimSuffix(term, " DESC")
+		case strings.HasSuffix(term, " ASC"):
+			term = strings.TrimSuffix(term, " ASC") + " DESC"
+		default:
+			term += " DESC"
+		}
+		terms[i] = term
+	}
+	return strings.Join(terms, ", ")
 }
 
 // queryAll reads every row query selects through scan; never a nil slice.

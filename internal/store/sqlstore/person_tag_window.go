@@ -50,7 +50,9 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 	if err != nil {
 		return nil, 0, err
 	}
-	ids, err := pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, scanID)
+	// SQLite merges an INTERSECT in one pass only in ascending order: read
+	// backwards, it would sort every holder in the window first.
+	ids, err := pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, !q.s.dialect.MergeIntersect, scanID)
 	if err != nil {
 		return nil, 0, err
 	}
