@@ -47,34 +47,57 @@ func countRows(ctx context.Context, q querier, fromWhere string, args []any) (in
 }
 
 // pageOf reads one page of the rows fromWhere selects, in orderBy order,
-// given their total. An OFFSET walks every row it skips, so where the
-// caller allows it (reversible) a page past the middle is read from the far
-// end instead, in the reverse order, and turned round: no page walks more
-// than half the rows, and the last page walks none. That takes a read
-// transaction, where total counts the rows of the statement's own snapshot
-// (outside one, a row written between the count and the page would move
-// the far end), and an engine that reads the rows backwards as cheaply.
+// given their total. Where the caller allows it (reversible), a page past
+// the middle is read from the far end (see spanOf).
 func pageOf[T any](ctx context.Context, q querier, columns, fromWhere, orderBy string, args []any,
 	p domain.PageRequest, total int, reversible bool, scan func(scanner) (T, error)) ([]T, error) {
-	// A page past the end needs no statement. Offset saturates instead of
-	// overflowing for a huge page number.
-	offset := p.Offset()
-	if total <= offset {
+	span, ok := spanOf(q, p, total, reversible)
+	if !ok {
 		return []T{}, nil
 	}
-	end := min(offset, total-p.Size) + p.Size // offset+size, at most total
-	fromEnd := reversible && q.tx != nil && total-end < offset
-	limit, skip := p.Size, offset
-	if fromEnd {
-		orderBy, limit, skip = reversedOrder(orderBy), end-offset, total-end
+	if span.fromEnd {
+		orderBy = reversedOrder(orderBy)
 	}
 	pageArgs := append(sqlArgs(nil), args...)
-	clause := ` LIMIT ` + pageArgs.add(limit) + ` OFFSET ` + pageArgs.add(skip)
+	clause := ` LIMIT ` + pageArgs.add(span.limit) + ` OFFSET ` + pageArgs.add(span.skip)
 	items, err := queryAll(ctx, q, scan, `SELECT `+columns+` FROM `+fromWhere+` ORDER BY `+orderBy+clause, pageArgs...)
-	if fromEnd {
+	turn(span, items)
+	return items, err
+}
+
+// pageSpan is how a page is read: skip rows, then take up to limit, in the
+// list's order or, fromEnd, in the reverse order and then turned round.
+type pageSpan struct {
+	limit, skip int
+	fromEnd     bool
+}
+
+// spanOf is how to read page p of total rows; false when the page is past
+// the end and needs no statement. An OFFSET walks every row it skips, so
+// where the caller allows it (reversible) a page past the middle is read
+// from the far end: no page walks more than half the rows, and the last
+// page walks none. That takes a read transaction, where total counts the
+// rows of the statement's own snapshot (outside one, a row written between
+// the count and the page would move the far end), and an engine that reads
+// the rows backwards as cheaply.
+func spanOf(q querier, p domain.PageRequest, total int, reversible bool) (pageSpan, bool) {
+	// Offset saturates instead of overflowing for a huge page number.
+	offset := p.Offset()
+	if total <= offset {
+		return pageSpan{}, false
+	}
+	end := min(offset, total-p.Size) + p.Size // offset+size, at most total
+	if reversible && q.tx != nil && total-end < offset {
+		return pageSpan{limit: end - offset, skip: total - end, fromEnd: true}, true
+	}
+	return pageSpan{limit: p.Size, skip: offset}, true
+}
+
+// turn puts a page read from the far end back in the list's order.
+func turn[T any](span pageSpan, items []T) {
+	if span.fromEnd {
 		slices.Reverse(items)
 	}
-	return items, err
 }
 
 // reversedOrder is an ORDER BY list (terms separated by commas, each a

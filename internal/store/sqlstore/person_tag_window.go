@@ -50,14 +50,47 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 	if err != nil {
 		return nil, 0, err
 	}
-	// SQLite merges an INTERSECT in one pass only in ascending order: read
-	// backwards, it would sort every holder in the window first.
-	ids, err := pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, !q.s.dialect.MergeIntersect, scanID)
+	ids, err := tagWindowPage(ctx, q, accountID, tags, seen, p, total)
 	if err != nil {
 		return nil, 0, err
 	}
 	page, err := personsByID(ctx, q, accountID, ids)
 	return page, total, err
+}
+
+// tagWindowPage reads the ids of page p of the total holders of tags seen
+// at or after seen. A page past the middle is read from the far end
+// (spanOf): PostgreSQL merges its join backwards as cheaply, and SQLite its
+// INTERSECT when the compound itself is ordered and cut (ordered from
+// outside, as a subquery, it would sort every holder in the window first).
+func tagWindowPage(ctx context.Context, q querier, accountID string, tags []string, seen int64, p domain.PageRequest, total int) ([]string, error) {
+	if !q.s.dialect.MergeIntersect {
+		holders, args := tagHoldersSeen(q, accountID, tags, `>=`, seen)
+		return pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, true, scanID)
+	}
+	span, ok := spanOf(q, p, total, true)
+	if !ok {
+		return []string{}, nil
+	}
+	compound, args := tagIntersect(accountID, tags, `>=`, seen)
+	order := `last_seen_at, person_id`
+	if span.fromEnd {
+		order = reversedOrder(order)
+	}
+	ids, err := queryAll(ctx, q, scanSeenID, compound+` ORDER BY `+order+
+		` LIMIT `+args.add(span.limit)+` OFFSET `+args.add(span.skip), args...)
+	turn(span, ids)
+	return ids, err
+}
+
+// scanSeenID scans a holder's last-seen time and id, and keeps the id.
+func scanSeenID(sc scanner) (string, error) {
+	var (
+		seen int64
+		id   string
+	)
+	err := sc.Scan(&seen, &id)
+	return id, err
 }
 
 // tagWindowTotal counts the holders of tags seen at or after seen, which
@@ -104,18 +137,13 @@ func personsAround(ctx context.Context, q querier, accountID string, seen int64)
 // every one of tags whose last-seen time compares by op ("<" or ">=") with
 // seen, each tag's holders read as one index range in list order.
 func tagHoldersSeen(q querier, accountID string, tags []string, op string, seen int64) (string, sqlArgs) {
+	if q.s.dialect.MergeIntersect {
+		compound, args := tagIntersect(accountID, tags, op, seen)
+		return `(` + compound + `) h`, args
+	}
 	var args sqlArgs
 	account := args.add(accountID)
 	at := args.add(seen)
-	if q.s.dialect.MergeIntersect {
-		// Each tag's holders in the range, in list order, merged.
-		parts := make([]string, len(tags))
-		for i, tag := range tags {
-			parts[i] = `SELECT last_seen_at, person_id FROM person_tags WHERE account_id = ` + account +
-				` AND tag_id = ` + args.add(tag) + ` AND last_seen_at ` + op + ` ` + at
-		}
-		return `(` + strings.Join(parts, ` INTERSECT `) + `) h`, args
-	}
 	// Each further tag's holders joined on the list order, which a merge
 	// join reads off both indexes with no sort.
 	where := ` WHERE h.account_id = ` + account + ` AND h.tag_id = ` + args.add(tags[0]) + ` AND h.last_seen_at ` + op + ` ` + at
@@ -127,4 +155,19 @@ func tagHoldersSeen(q querier, accountID string, tags []string, op string, seen 
 			o, args.add(tag), op, at)
 	}
 	return `person_tags h` + joins.String() + where, args
+}
+
+// tagIntersect is SQLite's merge of the holders (last_seen_at, person_id)
+// of every one of tags whose last-seen time compares by op with seen: each
+// tag's holders in the range, one index range in list order, intersected.
+func tagIntersect(accountID string, tags []string, op string, seen int64) (string, sqlArgs) {
+	var args sqlArgs
+	account := args.add(accountID)
+	at := args.add(seen)
+	parts := make([]string, len(tags))
+	for i, tag := range tags {
+		parts[i] = `SELECT last_seen_at, person_id FROM person_tags WHERE account_id = ` + account +
+			` AND tag_id = ` + args.add(tag) + ` AND last_seen_at ` + op + ` ` + at
+	}
+	return strings.Join(parts, ` INTERSECT `), args
 }

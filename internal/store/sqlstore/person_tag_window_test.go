@@ -11,9 +11,8 @@ import (
 )
 
 // TestTagWindowPagesFromBothEnds pages through a tag filter with a size
-// that leaves the last page short. Where the engine reads the holders
-// backwards as cheaply (PostgreSQL), pages past the middle are read from
-// the far end and turned round (pageOf); every page must still hold the
+// that leaves the last page short. Pages past the middle are read from the
+// far end and turned round (tagWindowPage); every page must still hold the
 // next holders in list order, each once, and the pages together the total.
 func TestTagWindowPagesFromBothEnds(t *testing.T) {
 	t.Parallel()
