@@ -35,7 +35,7 @@ func listPage[T any](ctx context.Context, q querier, columns, fromWhere, orderBy
 	if err != nil {
 		return nil, 0, err
 	}
-	items, err := pageOf(ctx, q, columns, fromWhere, orderBy, args, p, total, true, scan)
+	items, err := pageOf(ctx, q, columns, fromWhere, orderBy, args, p, total, scan)
 	return items, total, err
 }
 
@@ -47,11 +47,11 @@ func countRows(ctx context.Context, q querier, fromWhere string, args []any) (in
 }
 
 // pageOf reads one page of the rows fromWhere selects, in orderBy order,
-// given their total. Where the caller allows it (reversible), a page past
-// the middle is read from the far end (see spanOf).
+// given their total. In a read transaction a page past the middle is read
+// from the far end (see spanOf).
 func pageOf[T any](ctx context.Context, q querier, columns, fromWhere, orderBy string, args []any,
-	p domain.PageRequest, total int, reversible bool, scan func(scanner) (T, error)) ([]T, error) {
-	span, ok := spanOf(q, p, total, reversible)
+	p domain.PageRequest, total int, scan func(scanner) (T, error)) ([]T, error) {
+	span, ok := spanOf(q, p, total)
 	if !ok {
 		return []T{}, nil
 	}
@@ -74,20 +74,19 @@ type pageSpan struct {
 
 // spanOf is how to read page p of total rows; false when the page is past
 // the end and needs no statement. An OFFSET walks every row it skips, so
-// where the caller allows it (reversible) a page past the middle is read
-// from the far end: no page walks more than half the rows, and the last
-// page walks none. That takes a read transaction, where total counts the
-// rows of the statement's own snapshot (outside one, a row written between
-// the count and the page would move the far end), and an engine that reads
-// the rows backwards as cheaply.
-func spanOf(q querier, p domain.PageRequest, total int, reversible bool) (pageSpan, bool) {
+// in a read transaction a page past the middle is read from the far end: no
+// page walks more than half the rows, and the last page walks none. Only in
+// one does total count the rows of the page query's own snapshot; outside
+// one, a row written between the count and the page would move the far
+// end. Both engines read a list's index backwards as cheaply as forwards.
+func spanOf(q querier, p domain.PageRequest, total int) (pageSpan, bool) {
 	// Offset saturates instead of overflowing for a huge page number.
 	offset := p.Offset()
 	if total <= offset {
 		return pageSpan{}, false
 	}
 	end := min(offset, total-p.Size) + p.Size // offset+size, at most total
-	if reversible && q.tx != nil && total-end < offset {
+	if q.tx != nil && total-end < offset {
 		return pageSpan{limit: end - offset, skip: total - end, fromEnd: true}, true
 	}
 	return pageSpan{limit: p.Size, skip: offset}, true

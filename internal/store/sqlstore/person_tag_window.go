@@ -50,7 +50,7 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 	if err != nil {
 		return nil, 0, err
 	}
-	ids, err := tagWindowPage(ctx, q, accountID, tags, seen, p, total)
+	ids, err := tagWindowPage(ctx, q, accountID, tags, seen, holders, args, p, total)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -59,19 +59,21 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 }
 
 // tagWindowPage reads the ids of page p of the total holders of tags seen
-// at or after seen. A page past the middle is read from the far end
+// at or after seen, which holders (with args) selects. A page past the
+// middle is read from the far end
 // (spanOf): PostgreSQL merges its join backwards as cheaply, and SQLite its
 // INTERSECT when the compound itself is ordered and cut (ordered from
 // outside, as a subquery, it would sort every holder in the window first).
-func tagWindowPage(ctx context.Context, q querier, accountID string, tags []string, seen int64, p domain.PageRequest, total int) ([]string, error) {
+func tagWindowPage(ctx context.Context, q querier, accountID string, tags []string, seen int64,
+	holders string, args sqlArgs, p domain.PageRequest, total int) ([]string, error) {
 	if !q.s.dialect.MergeIntersect {
-		holders, args := tagHoldersSeen(q, accountID, tags, `>=`, seen)
-		return pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, true, scanID)
+		return pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, scanID)
 	}
-	span, ok := spanOf(q, p, total, true)
+	span, ok := spanOf(q, p, total)
 	if !ok {
 		return []string{}, nil
 	}
+	// The compound itself, not holders' subquery of it, takes the order.
 	compound, args := tagIntersect(accountID, tags, `>=`, seen)
 	order := `last_seen_at, person_id`
 	if span.fromEnd {
