@@ -75,7 +75,10 @@ func oldestDeltas(ctx context.Context, q querier, table string, chunk int) (last
 // foldTaking folds where writers run side by side (PostgreSQL): one
 // statement deletes the deltas it counts, so that a delta committed
 // meanwhile with a smaller id is neither lost nor counted twice, and
-// returns the buckets it emptied, which the next deletes.
+// returns the buckets it emptied, which a second statement deletes, all
+// of them at once: a person seen again empties the millisecond it was last
+// seen in, so a fold can empty as many buckets as it moved persons, and a
+// statement for each kept a server process busy for as long.
 func foldTaking(ctx context.Context, q querier, last int64) error {
 	rows, err := q.query(ctx, levelsSQL()+`,
 		d AS (DELETE FROM timeline_deltas WHERE id <= $1 RETURNING account_id, series, key, at_ms, n),
@@ -84,32 +87,35 @@ func foldTaking(ctx context.Context, q querier, last int64) error {
 	if err != nil {
 		return err
 	}
-	type bucket struct {
-		account, series, key string
-		level                int
-		bucket               int64
-	}
-	var empty []bucket
+	var (
+		accounts, series, keys []string
+		levels                 []int32
+		buckets                []int64
+	)
 	for rows.Next() {
-		var b bucket
-		if err := rows.Scan(&b.account, &b.series, &b.key, &b.level, &b.bucket); err != nil {
+		var (
+			account, s, key string
+			level           int32
+			bucket          int64
+		)
+		if err := rows.Scan(&account, &s, &key, &level, &bucket); err != nil {
 			rows.Close()
 			return err
 		}
-		empty = append(empty, b)
+		accounts, series, keys = append(accounts, account), append(series, s), append(keys, key)
+		levels, buckets = append(levels, level), append(buckets, bucket)
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := rows.Err(); err != nil || len(buckets) == 0 {
 		return err
 	}
-	for _, b := range empty {
-		if _, err := q.exec(ctx, `DELETE FROM timeline_counts
-			WHERE account_id = $1 AND series = $2 AND key = $3 AND level = $4 AND bucket = $5 AND n = 0`,
-			b.account, b.series, b.key, b.level, b.bucket); err != nil {
-			return err
-		}
-	}
-	return nil
+	// n = 0 again: a fold beside this one may have filled the bucket since.
+	_, err = q.exec(ctx, `DELETE FROM timeline_counts c
+		USING unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[]) AS e (account_id, series, key, level, bucket)
+		WHERE c.account_id = e.account_id AND c.series = e.series AND c.key = e.key
+			AND c.level = e.level AND c.bucket = e.bucket AND c.n = 0`,
+		accounts, series, keys, levels, buckets)
+	return err
 }
 
 // foldAlone folds where this transaction is the only writer (SQLite): add,
