@@ -142,19 +142,29 @@ func foldAlone(ctx context.Context, q querier, last int64) error {
 		if n == 0 {
 			continue // changes nothing, and would make an empty bucket
 		}
+		// Only a bucket that lost rows can be left empty, and one that
+		// loses its last is dropped at once: a person seen again empties
+		// the millisecond it was last seen in, unless others share it.
+		if n < 0 {
+			res, err := q.exec(ctx, `DELETE FROM timeline_counts
+				WHERE account_id = $1 AND series = $2 AND key = $3 AND level = $4 AND bucket = $5 AND n = $6`,
+				b.account, b.series, b.key, b.level, b.bucket, -n)
+			if err != nil {
+				return err
+			}
+			dropped, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if dropped == 1 {
+				continue
+			}
+		}
 		if _, err := q.exec(ctx, `INSERT INTO timeline_counts (account_id, series, key, level, bucket, n)
 			VALUES ($1, $2, $3, $4, $5, $6)
 			ON CONFLICT (account_id, series, key, level, bucket) DO UPDATE SET n = timeline_counts.n + excluded.n`,
 			b.account, b.series, b.key, b.level, b.bucket, n); err != nil {
 			return err
-		}
-		// Only a bucket that lost rows can be left empty.
-		if n < 0 {
-			if _, err := q.exec(ctx, `DELETE FROM timeline_counts
-				WHERE account_id = $1 AND series = $2 AND key = $3 AND level = $4 AND bucket = $5 AND n = 0`,
-				b.account, b.series, b.key, b.level, b.bucket); err != nil {
-				return err
-			}
 		}
 	}
 	_, err = q.exec(ctx, `DELETE FROM timeline_deltas WHERE id <= $1`, last)
