@@ -21,6 +21,10 @@ var Dialect = sqlstore.Dialect{
 	// Plans made while persons was empty would walk persons_last_seen.
 	AnalyzeDuringImport: true,
 	ModifyingCTE:        true,
+	// xmin is the transaction that wrote the row version a statement sees:
+	// any later write of the row makes a version with another.
+	RowVersion:  `xmin::text`,
+	RefuseStale: `pds_refuse_stale()`,
 	// The column's identity: its sequence numbers each person.
 	NewPersonOrd: `DEFAULT`,
 	// Numbers taken from that sequence, as a write that names none gets one.

@@ -33,7 +33,7 @@ func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.
 		return domain.Breadcrumb{}, false, nil
 	}
 	b := newBreadcrumb(accountID, in, w)
-	holders, hargs := holdersQuery(accountID, ids)
+	holders, hargs := holdersQuery(accountID, ids, holderColumns)
 	args := sqlArgs(hargs)
 	query := `WITH h AS (` + holders + `),
 		b AS (INSERT INTO breadcrumbs (` + breadcrumbColumns + `)

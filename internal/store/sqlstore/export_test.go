@@ -13,7 +13,7 @@ import (
 // HoldersQuery is the statement the upsert's identifier lookup runs, for the
 // plan test; nil leaves an identifier out.
 func HoldersQuery(accountID string, externalID, email, fID *string) (string, []any) {
-	return holdersQuery(accountID, domain.Identifiers{ExternalID: externalID, Email: email, FID: fID})
+	return holdersQuery(accountID, domain.Identifiers{ExternalID: externalID, Email: email, FID: fID}, holderColumns)
 }
 
 // TakenQuery is the statement with which an import asks which of a chunk's
@@ -74,11 +74,11 @@ func Cover(from, to int64) [][3]int64 {
 
 // CreateUnlessHeldQuery is the statement of a new person's upsert on an
 // engine with data-modifying WITH clauses, for the plan test.
-func CreateUnlessHeldQuery(accountID string, externalID, email, fID *string) (string, []any) {
+func (s *Store) CreateUnlessHeldQuery(accountID string, externalID, email, fID *string) (string, []any) {
 	ids := domain.Identifiers{ExternalID: externalID, Email: email, FID: fID}
 	call := newCreateCall(accountID, domain.NewID(domain.PersonIDPrefix), attributes{Identifiers: ids},
 		store.Write{Now: time.Now(), Window: time.Minute})
-	return createUnlessHeldQuery(accountID, ids, call.person, call.burst)
+	return createUnlessHeldQuery(s.dialect, accountID, ids, call.person, call.burst)
 }
 
 // ReadsPersonsTogether says Get Person calls share statements (fetcher).
@@ -119,3 +119,7 @@ func (s *Store) CreateTogether(ctx context.Context, accountID string, externalID
 	}
 	return errs
 }
+
+// BeforeMatchWrite has fn run between the read a matched upsert decides on
+// and its write (matchHeld); nil for none.
+func (s *Store) BeforeMatchWrite(fn func()) { s.beforeMatchWrite = fn }

@@ -39,8 +39,8 @@ func TestIdentifierLookupPlan(t *testing.T) {
 			checkHoldersPlan(t, want, explain(t, rs, query, args))
 			if eng.Name == "postgres" {
 				// A new person's upsert looks the holders up in its one
-				// statement (createUnlessHeld).
-				query, args := sqlstore.CreateUnlessHeldQuery(acc, e, m, f)
+				// statement (createUnlessHeld), with their outbox rows.
+				query, args := rs.CreateUnlessHeldQuery(acc, e, m, f)
 				checkHoldersPlan(t, want, explain(t, rs, query, args))
 			}
 		}
@@ -63,7 +63,9 @@ var indexOf = map[string]string{"external_id": "persons_external_id", "email": "
 func checkHoldersPlan(t *testing.T, want, plan []string) {
 	t.Helper()
 	for _, line := range plan {
-		if strings.Contains(line, "SCAN persons") || strings.Contains(line, "Seq Scan") {
+		// The outbox rows joined to the holders are the planner's to read as
+		// it likes: the table holds only the bursts not yet closed.
+		if strings.Contains(line, "SCAN persons") || strings.Contains(line, "Seq Scan on persons") {
 			t.Errorf("%v: the lookup scans persons:\n%s", want, strings.Join(plan, "\n"))
 		}
 	}

@@ -15,14 +15,15 @@ import (
 // on its own, so a new person costs one round trip instead of five (BEGIN,
 // lookup, two inserts, COMMIT), which on PostgreSQL was most of its price.
 //
-// It returns the created person, or the holders it found (for the caller's
-// transaction to decide on, as service.UpsertTarget does), or neither when
+// It returns the created person, or the holders it found, each with what
+// a match decides on (for matchHeld, or the caller's transaction, to decide
+// on as service.UpsertTarget does), or neither when
 // the upsert needs more than this statement writes (custom field values):
 // then the caller runs the whole upsert in a transaction. A concurrent
 // create of the same identifier fails the insert unique, and the caller
 // runs again, as for any person write (retryingUnique).
 func (s *Store) createUnlessHeld(ctx context.Context, accountID string, in domain.PersonUpsert,
-	w store.Write) (*domain.Person, *[]service.Holder, error) {
+	w store.Write) (*domain.Person, *[]heldRow, error) {
 	ids := in.Identifiers()
 	// Custom field values are written by applyCustomValues, statement by
 	// statement, in the transaction; checking them needs the account's
@@ -54,12 +55,13 @@ func (s *Store) createUnlessHeld(ctx context.Context, accountID string, in domai
 // createUnlessHeldQuery is createUnlessHeld's statement. Its lookup is
 // holdersQuery's, each identifier on its own unique index; both inserts
 // read the lookup's snapshot, so they run exactly when it found no one.
-func createUnlessHeldQuery(accountID string, ids domain.Identifiers, person, burst []any) (string, []any) {
-	holders, hargs := holdersQuery(accountID, ids)
+// It answers with the holders as heldSelect reads them.
+func createUnlessHeldQuery(d Dialect, accountID string, ids domain.Identifiers, person, burst []any) (string, []any) {
+	holders, hargs := holdersQuery(accountID, ids, heldLookup(d, ``))
 	args := sqlArgs(hargs)
 	return `WITH h AS (` + holders + `),
 		p AS (INSERT INTO persons (` + newPersonColumns + `) SELECT ` + args.list(person...) + `
 			WHERE NOT EXISTS (SELECT 1 FROM h) RETURNING id),
 		b AS (INSERT INTO bursts (` + newBurstColumns + `) SELECT ` + args.list(burst...) + ` FROM p)
-		SELECT id, external_id, email_norm, f_id FROM h`, args
+		` + heldSelect(d, false), args
 }

@@ -50,7 +50,7 @@ type createCall struct {
 	accountID     string
 	person, burst []any // newPersonRow and newBurstRow
 	// The answer: the holders of ids (none: the person was created), or err.
-	holders []service.Holder
+	holders []heldRow
 	err     error
 	done    chan struct{}
 }
@@ -185,13 +185,27 @@ func (c *creator) run(batch []*createCall) {
 	}
 }
 
-func (c *creator) runAlone(ctx context.Context, call *createCall) ([]service.Holder, error) {
-	query, args := createUnlessHeldQuery(call.accountID, call.ids, call.person, call.burst)
+func (c *creator) runAlone(ctx context.Context, call *createCall) ([]heldRow, error) {
+	query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst)
 	rows, err := c.s.writer().query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	return scanHolders(rows)
+	return scanAllHeld(rows)
+}
+
+// scanAllHeld reads the rows of createUnlessHeldQuery, and closes them.
+func scanAllHeld(rows *sql.Rows) ([]heldRow, error) {
+	defer rows.Close()
+	var held []heldRow
+	for rows.Next() {
+		r, err := scanHeld(rows, nil)
+		if err != nil {
+			return nil, err
+		}
+		held = addHeld(held, r)
+	}
+	return held, rows.Close()
 }
 
 // runTogether creates every person of batch whose identifiers nobody
@@ -205,13 +219,13 @@ func (c *creator) runTogether(ctx context.Context, batch []*createCall) error {
 	if len(batch) == 1 {
 		// The statement of one call alone reads no list of inputs.
 		call := batch[0]
-		query, args := createUnlessHeldQuery(call.accountID, call.ids, call.person, call.burst)
+		query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst)
 		rows, err := conn.QueryContext(ctx, query, args...)
 		if err != nil {
 			c.check(err)
 			return err
 		}
-		holders, err := scanHolders(rows)
+		holders, err := scanAllHeld(rows)
 		if err != nil {
 			c.check(err)
 			return err
@@ -219,24 +233,21 @@ func (c *creator) runTogether(ctx context.Context, batch []*createCall) error {
 		call.holders, call.err = holders, nil
 		return nil
 	}
-	query, args := createManyQuery(batch)
+	query, args := createManyQuery(c.s.dialect, batch)
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		c.check(err)
 		return err
 	}
 	defer rows.Close()
-	holders := make([][]service.Holder, len(batch))
+	holders := make([][]heldRow, len(batch))
 	for rows.Next() {
-		var (
-			n                          int
-			id                         string
-			externalID, emailNorm, fID sql.NullString
-		)
-		if err := rows.Scan(&n, &id, &externalID, &emailNorm, &fID); err != nil {
+		var n int
+		r, err := scanHeld(rows, &n)
+		if err != nil {
 			return err
 		}
-		holders[n] = addHolder(holders[n], id, externalID, emailNorm, fID)
+		holders[n] = addHeld(holders[n], r)
 	}
 	if err := rows.Close(); err != nil {
 		c.check(err)
@@ -258,7 +269,7 @@ var personInputTypes = []string{"text", "text", "text", "text", "text", "text",
 // index, and the persons nobody holds inserted with their outbox rows, all
 // reading one snapshot. Two persons of the batch with one identifier both
 // insert, and the statement fails unique.
-func createManyQuery(batch []*createCall) (string, []any) {
+func createManyQuery(d Dialect, batch []*createCall) (string, []any) {
 	var args sqlArgs
 	rows := make([]string, len(batch))
 	for i, call := range batch {
@@ -271,7 +282,7 @@ func createManyQuery(batch []*createCall) (string, []any) {
 		rows[i] = "(" + strings.Join(parts, ", ") + ")"
 	}
 	lookup := func(column string) string {
-		return `SELECT i.n, p.id, p.external_id, p.email_norm, p.f_id FROM i
+		return `SELECT i.n, ` + heldLookup(d, `p.`) + ` FROM i
 			JOIN persons p ON p.account_id = i.account_id AND p.` + column + ` = i.` + column
 	}
 	return `WITH i (n, ` + newPersonColumns + `, event, opened_at, last_change_at, due_at) AS (VALUES ` + strings.Join(rows, ", ") + `),
@@ -280,5 +291,5 @@ func createManyQuery(batch []*createCall) (string, []any) {
 			WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.n = i.n) RETURNING id),
 		b AS (INSERT INTO bursts (` + newBurstColumns + `)
 			SELECT i.id, i.account_id, i.event, i.opened_at, i.last_change_at, i.due_at FROM i JOIN p ON p.id = i.id)
-		SELECT n, id, external_id, email_norm, f_id FROM h`, args
+		` + heldSelect(d, true), args
 }

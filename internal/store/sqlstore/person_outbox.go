@@ -154,7 +154,8 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 			return nil, err
 		}
 	}
-	write, wargs := burstWrite(cur, accountID, personID, service.BurstAfterChange(cur, c == createdNew, w.Now, w.Window))
+	var wargs sqlArgs
+	write := burstWrite(&wargs, cur, accountID, personID, service.BurstAfterChange(cur, c == createdNew, w.Now, w.Window))
 	if !readAfter || !q.s.dialect.ModifyingCTE {
 		_, err = q.exec(ctx, write, wargs...)
 		return nil, err
@@ -199,14 +200,21 @@ func stampsUpdate(c change, stamps service.Stamps, attrs attrUpdate, accountID, 
 }
 
 // burstWrite is the statement that makes next the person's outbox row:
-// an INSERT when there is none (cur nil), else an UPDATE.
-func burstWrite(cur *service.Burst, accountID, personID string, next service.Burst) (string, sqlArgs) {
+// an INSERT when there is none (cur nil), else an UPDATE; its arguments
+// are added to args.
+func burstWrite(args *sqlArgs, cur *service.Burst, accountID, personID string, next service.Burst) string {
 	if cur == nil {
-		return `INSERT INTO bursts (` + newBurstColumns + `) VALUES ($1, $2, $3, $4, $5, $6)`, newBurstRow(accountID, personID, next)
+		return `INSERT INTO bursts (` + newBurstColumns + `) VALUES (` + args.list(newBurstRow(accountID, personID, next)...) + `)`
 	}
-	return `UPDATE bursts SET event = $1, opened_at = $2, last_change_at = $3, due_at = $4, next_opened_at = $5, next_due_at = $6
-		WHERE person_id = $7`, sqlArgs{next.Event, next.OpenedAt.UnixMilli(), next.LastChangeAt.UnixMilli(), next.DueAt.UnixMilli(),
-			nullMillis(next.NextOpenedAt), nullMillis(next.NextDueAt), personID}
+	return `UPDATE bursts SET ` + burstAssignments(args, next) + ` WHERE person_id = ` + args.add(personID)
+}
+
+// burstAssignments is the SET list of an UPDATE that makes an outbox row
+// next.
+func burstAssignments(args *sqlArgs, next service.Burst) string {
+	return `event = ` + args.add(next.Event) + `, opened_at = ` + args.add(next.OpenedAt.UnixMilli()) +
+		`, last_change_at = ` + args.add(next.LastChangeAt.UnixMilli()) + `, due_at = ` + args.add(next.DueAt.UnixMilli()) +
+		`, next_opened_at = ` + args.add(nullMillis(next.NextOpenedAt)) + `, next_due_at = ` + args.add(nullMillis(next.NextDueAt))
 }
 
 // newBurstColumns are the columns of a person's first outbox row, in the

@@ -25,12 +25,18 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 	err := s.retryingUnique(func() error {
 		var held *[]service.Holder
 		if s.dialect.ModifyingCTE {
-			made, holders, err := s.createUnlessHeld(ctx, accountID, in, w)
+			made, found, err := s.createUnlessHeld(ctx, accountID, in, w)
 			if err != nil || made != nil {
 				p, created = made, made != nil
 				return err
 			}
-			held = holders
+			if found != nil {
+				if p, err = s.matchHeld(ctx, accountID, in, w, *found); err != nil || p != nil {
+					return err
+				}
+				holders := holdersOf(*found)
+				held = &holders
+			}
 		}
 		return s.inTx(ctx, func(q querier) (err error) {
 			p, created, err = upsertWrite(ctx, q, accountID, in, w, held)
@@ -231,7 +237,7 @@ func identifierHolders(ctx context.Context, q querier, accountID string, ids dom
 	if !ids.Any() {
 		return nil, nil
 	}
-	query, args := holdersQuery(accountID, ids)
+	query, args := holdersQuery(accountID, ids, holderColumns)
 	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -267,11 +273,15 @@ func addHolder(holders []service.Holder, id string, externalID, emailNorm, fID s
 	return append(holders, service.Holder{ID: id, ExternalID: externalID.String, EmailNorm: emailNorm.String, FID: fID.String})
 }
 
-// holdersQuery is a UNION ALL of one SELECT per given identifier. A single
+// holderColumns are what identifierHolders reads of a holder.
+const holderColumns = `id, external_id, email_norm, f_id`
+
+// holdersQuery is a UNION ALL of one SELECT of columns per given
+// identifier. A single
 // SELECT with "external_id = $2 OR email_norm = $3 OR f_id = $4" is answered
 // by SQLite through persons_last_seen, walking every person of the account;
 // an equality on each unique index alone reads at most one entry of it.
-func holdersQuery(accountID string, ids domain.Identifiers) (string, []any) {
+func holdersQuery(accountID string, ids domain.Identifiers, columns string) (string, []any) {
 	var args sqlArgs
 	account := args.add(accountID)
 	var parts []string
@@ -286,7 +296,7 @@ func holdersQuery(accountID string, ids domain.Identifiers) (string, []any) {
 		if c.column == "email_norm" {
 			v = domain.NormEmail(v)
 		}
-		parts = append(parts, `SELECT id, external_id, email_norm, f_id FROM persons WHERE account_id = `+account+
+		parts = append(parts, `SELECT `+columns+` FROM persons WHERE account_id = `+account+
 			` AND `+c.column+` = `+args.add(v))
 	}
 	return strings.Join(parts, ` UNION ALL `), args
@@ -404,10 +414,17 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	if err != nil {
 		return nil, false, err
 	}
-	stored := attributes{
+	attrs = patchAttributes(attributes{
 		Identifiers: domain.Identifiers{ExternalID: cur.ExternalID, Email: cur.Email, FID: cur.FID},
 		firstName:   cur.FirstName, lastName: cur.LastName, phone: cur.Phone,
-	}
+	}, in)
+	valuesChanged, err := applyCustomValues(ctx, q, accountID, id, values)
+	return attrs, attrs != nil || valuesChanged, err
+}
+
+// patchAttributes is what in changes of the stored attributes: the
+// supplied ones whose values differ (changedAttributes).
+func patchAttributes(stored attributes, in domain.PersonUpsert) attrUpdate {
 	next := stored
 	set := func(dst **string, o domain.Opt[string]) {
 		if o.Set {
@@ -420,9 +437,7 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	set(&next.phone, in.Phone)
 	set(&next.ExternalID, in.ExternalID)
 	set(&next.FID, in.FID)
-	attrs = changedAttributes(stored, next)
-	valuesChanged, err := applyCustomValues(ctx, q, accountID, id, values)
-	return attrs, attrs != nil || valuesChanged, err
+	return changedAttributes(stored, next)
 }
 
 func sameText(a, b *string) bool {

@@ -60,6 +60,12 @@ type Dialect struct {
 	// and a new person's upsert look up, insert and enter the outbox in one
 	// statement (createUnlessHeld) where a round trip costs the most.
 	ModifyingCTE bool
+	// RowVersion is a column that changes with every write of its row
+	// (PostgreSQL's xmin), read as text, and RefuseStale an expression that
+	// fails its statement with SQLSTATE staleState. With both, a matched
+	// upsert decides on rows read without a lock and writes them in one
+	// statement only if neither changed since it read them (matchHeld).
+	RowVersion, RefuseStale string
 	// MergeIntersect says INTERSECT of inputs read in index order merges
 	// them in one pass (SQLite); otherwise a semi-join leaves the choice
 	// of join to the planner.
@@ -152,6 +158,9 @@ type Store struct {
 	creator *creator
 	// fetcher batches Get Person (PersonArrays engines).
 	fetcher *fetcher
+	// beforeMatchWrite, set by tests only, runs between the read matchHeld
+	// decides on and its write.
+	beforeMatchWrite func()
 }
 
 type stmtKey struct {
