@@ -57,29 +57,21 @@ func TestMatchWrittenOnlyAsRead(t *testing.T) {
 			t.Fatalf("match alone: hook ran %d, %d transactions, %+v", ran, tx, p)
 		}
 
-		// The person changed in between to what the upsert asks for: the
-		// upsert changes nothing, where a write decided on the row read
-		// before would have stamped it updated.
-		w.Now = w.Now.Add(time.Second)
-		p, tx = upsertWith(domain.PersonUpsert{ExternalID: set("m-1"), FirstName: set("Lin")}, w, func() {
-			if _, err := rs.UpdatePerson(ctx, acc, made.ID, domain.PersonUpdate{FirstName: set("Lin")}, w); err != nil {
-				t.Fatal(err)
+		// The person changed in between. To what the upsert asks for: it
+		// changes nothing, where a write decided on the row read before
+		// would have stamped it updated. Away from what the upsert asks for,
+		// after a read that found it so: it changes the person again.
+		for _, c := range []struct{ between, want string }{{"Lin", domain.UpsertUnchanged}, {"Kim", domain.UpsertUpdated}} {
+			w.Now = w.Now.Add(time.Second)
+			p, tx = upsertWith(domain.PersonUpsert{ExternalID: set("m-1"), FirstName: set("Lin")}, w, func() {
+				if _, err := rs.UpdatePerson(ctx, acc, made.ID, domain.PersonUpdate{FirstName: set(c.between)}, w); err != nil {
+					t.Fatal(err)
+				}
+			})
+			// Two transactions: the change in between, and the upsert's.
+			if tx != 2 || p.UpsertResult != c.want || *p.FirstName != "Lin" {
+				t.Fatalf("person changed to %s in between: %d transactions, %+v", c.between, tx, p)
 			}
-		})
-		// Two transactions: the change in between, and the upsert's.
-		if tx != 2 || p.UpsertResult != domain.UpsertUnchanged || *p.FirstName != "Lin" {
-			t.Fatalf("person changed in between: %d transactions, %+v", tx, p)
-		}
-
-		// The other way round: read as it asks, then changed in between.
-		w.Now = w.Now.Add(time.Second)
-		p, tx = upsertWith(domain.PersonUpsert{ExternalID: set("m-1"), FirstName: set("Lin")}, w, func() {
-			if _, err := rs.UpdatePerson(ctx, acc, made.ID, domain.PersonUpdate{FirstName: set("Kim")}, w); err != nil {
-				t.Fatal(err)
-			}
-		})
-		if tx != 2 || p.UpsertResult != domain.UpsertUpdated || *p.FirstName != "Lin" {
-			t.Fatalf("person changed in between from what the upsert asks for: %d transactions, %+v", tx, p)
 		}
 
 		// The worker closed the person's burst in between: the outbox row
