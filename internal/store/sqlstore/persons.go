@@ -277,10 +277,10 @@ func addHolder(holders []service.Holder, id string, externalID, emailNorm, fID s
 const holderColumns = `id, external_id, email_norm, f_id`
 
 // holdersQuery is a UNION ALL of one SELECT of columns per given
-// identifier. A single
-// SELECT with "external_id = $2 OR email_norm = $3 OR f_id = $4" is answered
-// by SQLite through persons_last_seen, walking every person of the account;
-// an equality on each unique index alone reads at most one entry of it.
+// identifier. A single SELECT with "external_id = $2 OR email_norm = $3 OR
+// f_id = $4" is answered by SQLite through persons_last_seen, walking every
+// person of the account; an equality on each unique index alone reads at
+// most one entry of it.
 func holdersQuery(accountID string, ids domain.Identifiers, columns string) (string, []any) {
 	var args sqlArgs
 	account := args.add(accountID)
