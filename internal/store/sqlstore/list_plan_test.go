@@ -31,12 +31,20 @@ func TestHotQueryPlans(t *testing.T) {
 		ctx := context.Background()
 		acc, tags := rs.seedAccount(t, 3000)
 		rs.seedAccount(t, 300)
+		// One breadcrumb in ten names a campaign, one in twenty a project.
 		var crumbs [][]any
 		for i := range 6000 {
+			var campaign, project any
+			if i%10 == 0 {
+				campaign = fmt.Sprintf("cmp_%d", i%30)
+			}
+			if i%20 == 0 {
+				project = "prj_1"
+			}
 			crumbs = append(crumbs, []any{fmt.Sprintf("bc_%s_%05d", acc, i), acc, []string{"web", "mail"}[i%2],
-				seededPerson(acc, i%3000), seedEpoch.UnixMilli() + int64(i)*700, seedEpoch.UnixMilli()})
+				seededPerson(acc, i%3000), campaign, project, seedEpoch.UnixMilli() + int64(i)*700, seedEpoch.UnixMilli()})
 		}
-		rs.insertRows(t, "breadcrumbs", "id, account_id, flavor, person_id, activity_at, created_at", crumbs)
+		rs.insertRows(t, "breadcrumbs", "id, account_id, flavor, person_id, campaign_id, project_id, activity_at, created_at", crumbs)
 		if err := rs.FoldTimelines(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +61,7 @@ func TestHotQueryPlans(t *testing.T) {
 		window := domain.PersonSelection{Mode: domain.PersonWindow, Since: seedEpoch.Add(-time.Hour)}
 		tagged := window
 		tagged.TagIDs = []string{tags[0], tags[7]}
-		web := "web"
+		web, campaign, project := "web", "cmp_0", "prj_1"
 		until := seedEpoch.Add(time.Hour)
 		exportSince := seedEpoch.Add(10 * time.Minute)
 		cases := []struct {
@@ -83,6 +91,8 @@ func TestHotQueryPlans(t *testing.T) {
 			{"breadcrumbs, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{}, 150)},
 			{"breadcrumbs by flavor, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{Flavor: &web}, 70)},
 			{"breadcrumbs by flavor until, deep page", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{Flavor: &web, Until: &until}, 30)},
+			{"breadcrumbs by campaign", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{CampaignID: &campaign}, 1)},
+			{"breadcrumbs by project, page 2", listBreadcrumbs(ctx, rs, acc, domain.BreadcrumbFilter{ProjectID: &project}, 2)},
 			{"export, first chunk", exportPersons(ctx, rs, acc, domain.PersonExport{})},
 			{"export, resumed deep", exportPersons(ctx, rs, acc, domain.PersonExport{After: seededPerson(acc, 2000)})},
 			{"export, updated since", exportPersons(ctx, rs, acc, domain.PersonExport{UpdatedSince: &exportSince})},
