@@ -121,17 +121,19 @@ func holdersOf(held []heldRow) []service.Holder {
 }
 
 // matchHeld is Upsert Person onto one of held, the holders of in's
-// identifiers read by the create's statement, written by one statement
+// identifiers read by the create's statement (holders: holdersOf(held),
+// which the caller's transaction decides on too), written by one statement
 // outside a transaction. It answers with the person after the write, or
 // the error the transaction would give (a 409), or neither when it wrote
 // nothing: the engine cannot, the decision needs more than held, or the
 // person or its outbox row changed since they were read. Then the caller
 // runs the upsert in its transaction.
-func (s *Store) matchHeld(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write, held []heldRow) (*domain.Person, error) {
+func (s *Store) matchHeld(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write, held []heldRow,
+	holders []service.Holder) (*domain.Person, error) {
 	if s.dialect.RowVersion == "" || s.dialect.RefuseStale == "" {
 		return nil, nil
 	}
-	target, err := service.UpsertTarget(in.Identifiers(), holdersOf(held))
+	target, err := service.UpsertTarget(in.Identifiers(), holders)
 	if err != nil || target.Create {
 		return nil, err
 	}

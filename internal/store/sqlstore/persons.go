@@ -31,10 +31,10 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 				return err
 			}
 			if found != nil {
-				if p, err = s.matchHeld(ctx, accountID, in, w, *found); err != nil || p != nil {
+				holders := holdersOf(*found)
+				if p, err = s.matchHeld(ctx, accountID, in, w, *found, holders); err != nil || p != nil {
 					return err
 				}
-				holders := holdersOf(*found)
 				held = &holders
 			}
 		}
