@@ -53,10 +53,9 @@ func heldSelect(d Dialect, numbered bool) string {
 
 // heldLookup is what the create's lookup reads of a person of alias
 // (written with its dot, or ""), for heldSelect.
-func heldLookup(d Dialect, alias string) string {
-	a := alias
+func heldLookup(d Dialect, a string) string {
 	return a + `id, ` + a + `external_id, ` + a + `email_norm, ` + a + `f_id, ` + a + `email, ` + a + `first_name, ` +
-		a + `last_name, ` + a + `phone, ` + rowVersion(d, alias) + ` AS version`
+		a + `last_name, ` + a + `phone, ` + rowVersion(d, a) + ` AS version`
 }
 
 // rowVersion is Dialect.RowVersion of the row of alias; NULL on an engine
@@ -88,9 +87,7 @@ func scanHeld(rows *sql.Rows, n *int) (heldRow, error) {
 	r.ExternalID, r.EmailNorm, r.FID = deref(r.attrs.ExternalID), emailNorm.String, deref(r.attrs.FID)
 	r.version, r.burstVersion = version.String, burstVersion.String
 	if event.Valid {
-		r.burst = &service.Burst{Event: event.String, OpenedAt: domain.FromMillis(opened.Int64),
-			LastChangeAt: domain.FromMillis(last.Int64), DueAt: domain.FromMillis(due.Int64),
-			NextOpenedAt: timePtr(nextOpen), NextDueAt: timePtr(nextDue)}
+		r.burst = burstOf(event.String, opened.Int64, last.Int64, due.Int64, nextOpen, nextDue)
 	}
 	return r, nil
 }

@@ -244,20 +244,24 @@ func lockBurst(ctx context.Context, q querier, personID, leaseToken string) (*se
 // scanBurst scans the burstColumns of an outbox row; nil when there is none.
 func scanBurst(row scanner) (*service.Burst, error) {
 	var (
-		b                   service.Burst
+		event               string
 		opened, last, due   int64
 		nextOpened, nextDue sql.NullInt64
 	)
-	err := row.Scan(&b.Event, &opened, &last, &due, &nextOpened, &nextDue)
+	err := row.Scan(&event, &opened, &last, &due, &nextOpened, &nextDue)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	b.OpenedAt, b.LastChangeAt, b.DueAt = domain.FromMillis(opened), domain.FromMillis(last), domain.FromMillis(due)
-	b.NextOpenedAt, b.NextDueAt = timePtr(nextOpened), timePtr(nextDue)
-	return &b, nil
+	return burstOf(event, opened, last, due, nextOpened, nextDue), nil
+}
+
+// burstOf is the outbox row of the burstColumns read.
+func burstOf(event string, opened, last, due int64, nextOpened, nextDue sql.NullInt64) *service.Burst {
+	return &service.Burst{Event: event, OpenedAt: domain.FromMillis(opened), LastChangeAt: domain.FromMillis(last),
+		DueAt: domain.FromMillis(due), NextOpenedAt: timePtr(nextOpened), NextDueAt: timePtr(nextDue)}
 }
 
 // PendingBurst reads the open burst of a person.
