@@ -9,6 +9,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/pds-dev/pds/api"
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/httpapi/apitest"
 	"github.com/pds-dev/pds/internal/testenv"
@@ -76,6 +77,17 @@ func TestRoutesMatchTheContract(t *testing.T) {
 		scope, _ := op.Extensions["x-scope"].(string)
 		if scope != string(r.Scope) {
 			t.Errorf("%s: x-scope %q in the contract, %q in the code", r.Pattern, scope, r.Scope)
+		}
+		// The server takes the query parameters the contract declares, read
+		// from the document by api.QueryParameters.
+		var declared []string
+		for _, p := range op.Parameters {
+			if p.Value.In == openapi3.ParameterInQuery {
+				declared = append(declared, p.Value.Name)
+			}
+		}
+		if taken, _ := api.QueryParameters(method, path); !slices.Equal(taken, declared) {
+			t.Errorf("%s: the server takes the query parameters %q, the contract declares %q", r.Pattern, taken, declared)
 		}
 		// Every route reads its query string, and one that does not parse is a 400.
 		want := []string{"400"}
@@ -170,6 +182,29 @@ func TestTextNoEngineCanHoldIsRefusedEverywhere(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestUnknownQueryParameters: every route, public or not, refuses a query
+// parameter its operation does not take, with a 400 naming it, before it
+// reads or writes anything: a misspelt filter is never an unfiltered page.
+func TestUnknownQueryParameters(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t, testenv.SQLite)
+	key := env.Key(env.NewAccount())
+	for _, r := range env.Server.Routes() {
+		method, path, _ := strings.Cut(r.Pattern, " ")
+		req := apitest.Request{Method: method, Path: pathParam.ReplaceAllString(path, "x_1") + "?zz_not_a_parameter=1"}
+		if !r.Public {
+			req.Key = key
+		}
+		if method == http.MethodPost || method == http.MethodPatch {
+			req.Body = `{}`
+		}
+		p := env.Do(req).Want(400).Problem()
+		if len(p.Errors) != 1 || p.Errors[0].Parameter != "zz_not_a_parameter" || !strings.Contains(p.Detail, "not a parameter of this operation") {
+			t.Errorf("%s: %+v", r.Pattern, p)
+		}
+	}
 }
 
 // TestRepeatedQueryParameters: a parameter that takes one value is a 400 when

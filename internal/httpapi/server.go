@@ -135,6 +135,7 @@ func (s *Server) handle(pattern string, scope domain.Scope, h handlerFunc) {
 
 func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 	s.table = append(s.table, Route{Pattern: pattern, Public: o.public, Scope: o.scope})
+	takes := takesQuery(pattern)
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !o.public {
 			p, ok := s.authenticate(w, r)
@@ -152,7 +153,7 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		}
-		q, err := checkRequest(r)
+		q, err := checkRequest(r, takes)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

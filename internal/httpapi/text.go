@@ -3,12 +3,15 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pds-dev/pds/api"
 	"github.com/pds-dev/pds/internal/domain"
 )
 
@@ -26,10 +29,12 @@ var listParams = map[string]bool{"tag_ids": true}
 // checkRequest refuses, before any handler runs, path values and query
 // parameters that no engine can hold (in the path they name nothing, 404;
 // in the query they are bad input, 400), a query string that does not parse,
-// and a query parameter given more than once where one value is expected:
-// which value the client meant would be a guess, and guessing would hide the
-// client's bug. It returns the parsed query for query(r).
-func checkRequest(r *http.Request) (url.Values, error) {
+// a query parameter the operation does not take (declared: its parameters
+// in the contract), and a query parameter given more than once where one
+// value is expected. A misspelt filter would otherwise be no filter, and
+// which of two values the client meant would be a guess; either would hide
+// the client's bug. It returns the parsed query for query(r).
+func checkRequest(r *http.Request, takes queryParams) (url.Values, error) {
 	if !storable(r.URL.Path) {
 		return nil, &domain.NotFoundError{Detail: "No resource exists at this path: it holds a NUL character or bytes that are not UTF-8."}
 	}
@@ -37,20 +42,56 @@ func checkRequest(r *http.Request) (url.Values, error) {
 	if err != nil {
 		return nil, err
 	}
-	for name, values := range q {
+	// In name order, so that a query with several faults is always answered
+	// with the same one; text no engine can hold first, whatever its name.
+	names := slices.Sorted(maps.Keys(q))
+	for _, name := range names {
 		if !storable(name) {
 			return nil, domain.ParamError(printable(name), "Query parameter names must be UTF-8 text without NUL characters.")
 		}
-		for _, v := range values {
+		for _, v := range q[name] {
 			if !storable(v) {
 				return nil, domain.ParamError(name, "%s must be UTF-8 text without NUL characters.", name)
 			}
 		}
-		if len(values) > 1 && !listParams[name] {
-			return nil, domain.ParamError(name, "%s may be given once; it was given %d times.", name, len(values))
+	}
+	for _, name := range names {
+		if err := takes.check(name); err != nil {
+			return nil, err
+		}
+		if n := len(q[name]); n > 1 && !listParams[name] {
+			return nil, domain.ParamError(name, "%s may be given once; it was given %d times.", name, n)
 		}
 	}
 	return q, nil
+}
+
+// queryParams are the query parameters an operation takes: those its
+// contract declares. A route the contract lacks takes any
+// (TestRoutesMatchTheContract allows none but the tests' own).
+type queryParams struct {
+	declared []string
+	any      bool
+}
+
+// takesQuery is what the route pattern ("GET /persons") takes.
+func takesQuery(pattern string) queryParams {
+	method, path, _ := strings.Cut(pattern, " ")
+	declared, ok := api.QueryParameters(method, path)
+	return queryParams{declared: declared, any: !ok}
+}
+
+// check refuses a parameter the operation does not take, listing those it
+// does.
+func (p queryParams) check(name string) error {
+	switch {
+	case p.any || slices.Contains(p.declared, name):
+		return nil
+	case len(p.declared) == 0:
+		return domain.ParamError(name, "%s is not a parameter of this operation, which takes no query parameters.", name)
+	default:
+		return domain.ParamError(name, "%s is not a parameter of this operation; it takes %s.", name, strings.Join(p.declared, ", "))
+	}
 }
 
 // nulPointer returns the JSON pointer of the first string (member name or
