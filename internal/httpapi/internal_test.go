@@ -420,3 +420,34 @@ func TestAcceptsGzip(t *testing.T) {
 		t.Error("gzip in a second Accept-Encoding line is not seen")
 	}
 }
+
+// TestQueryParamsCheck: an operation takes the query parameters its contract
+// declares, by exact name; a route outside the contract (the tests' own)
+// takes any.
+func TestQueryParamsCheck(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		pattern, name string
+		want          string // a part of the problem's detail; "" for none
+	}{
+		{"GET /persons", "tag_ids", ""},
+		{"GET /persons", "page", ""},
+		{"GET /persons", "tag_id", "it takes updated_since, external_id, email, tag_ids, page, size."},
+		{"GET /persons", "Tag_Ids", "not a parameter"},
+		{"GET /persons/export", "page", "it takes updated_since, tag_ids, after."},
+		{"GET /persons/{person_id}", "extended", ""},
+		{"PATCH /persons/{person_id}", "extended", "which takes no query parameters."},
+		{"GET /healthz", "verbose", "which takes no query parameters."},
+		{"GET /test/page", "anything", ""},
+	}
+	for _, c := range cases {
+		err := takesQuery(c.pattern).check(c.name)
+		var ve *domain.ValidationError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s takes %s: %v", c.pattern, c.name, err)
+		case c.want != "" && (!errors.As(err, &ve) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s given %s: %v, want a 400 saying %q", c.pattern, c.name, err, c.want)
+		}
+	}
+}
