@@ -16,9 +16,10 @@ const maxQueryParams = 1000
 
 type queryKey struct{}
 
-// query is the request's query string as checkRequest parsed it. Handlers
-// read it instead of r.URL.Query(), which drops what it cannot parse and
-// so would turn a malformed filter into no filter.
+// query is the request's query string as checkRequest parsed it, the one
+// strict reading (parseQuery) that handlers use. url.URL's own Query method
+// drops what it cannot parse, and would turn a malformed filter into no
+// filter.
 func query(r *http.Request) url.Values {
 	q, _ := r.Context().Value(queryKey{}).(url.Values)
 	return q

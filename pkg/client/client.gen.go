@@ -3779,7 +3779,7 @@ func NewListBreadcrumbsRequest(server string, params *ListBreadcrumbsParams) (*h
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -3972,7 +3972,7 @@ func NewListCampaignsRequest(server string, params *ListCampaignsParams) (*http.
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -4072,7 +4072,7 @@ func NewListCustomFieldsRequest(server string, params *ListCustomFieldsParams) (
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -4332,7 +4332,7 @@ func NewDocsScriptRequest(server string, params *DocsScriptParams) (*http.Reques
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -4467,7 +4467,7 @@ func NewListPersonsRequest(server string, params *ListPersonsParams) (*http.Requ
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -4661,7 +4661,7 @@ func NewExportPersonsRequest(server string, params *ExportPersonsParams) (*http.
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -4746,7 +4746,7 @@ func NewGetPersonRequest(server string, personID string, params *GetPersonParams
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -4935,7 +4935,7 @@ func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Re
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -5062,7 +5062,7 @@ func NewListTagsRequest(server string, params *ListTagsParams) (*http.Request, e
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -5295,7 +5295,7 @@ func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Re
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
@@ -5523,7 +5523,7 @@ func NewListDeliveriesRequest(server string, id string, params *ListDeliveriesPa
 	if params != nil {
 		// queryValues collects non-styled parameters (passthrough, JSON)
 		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
+		queryValues := url.Values{}
 		// rawQueryFragments collects pre-encoded query fragments from
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").

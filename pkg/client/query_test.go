@@ -7,11 +7,10 @@ import (
 	"github.com/pds-dev/pds/pkg/client"
 )
 
-// TestRequestQueriesHoldExactlyTheParameters: the generated request
-// builders call url.URL.Query, which drops what it cannot parse, on the
-// operation's URL resolved against the server URL. Resolving a path drops
-// the base's query (RFC 3986 section 5.2.2), so that call only ever sees an
-// empty query and no filter can vanish: the query sent is exactly the
+// TestRequestQueriesHoldExactlyTheParameters: the request builders start
+// their query from an empty url.Values (internal/emptyquery), on the
+// operation's URL resolved against the server URL, which drops the server
+// URL's own query (RFC 3986 section 5.2.2): the query sent is exactly the
 // parameters given, however malformed the server URL's own query.
 func TestRequestQueriesHoldExactlyTheParameters(t *testing.T) {
 	email := "ada+x@example.com"
