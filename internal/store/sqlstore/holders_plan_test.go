@@ -20,7 +20,7 @@ func TestIdentifierLookupPlan(t *testing.T) {
 		acc, _ := rs.seedAccount(t, 3000)
 		rs.seedAccount(t, 500)
 		if eng.Name == "postgres" {
-			rs.exec(t, `ANALYZE`)
+			rs.analyze(t)
 		}
 		ext, email, fid := "ext-17", "P17@seed.test", "f-17"
 		for mask := 1; mask < 8; mask++ {

@@ -56,7 +56,7 @@ func TestHotQueryPlans(t *testing.T) {
 			t.Fatal(err)
 		}
 		if eng.Name == "postgres" {
-			rs.exec(t, `ANALYZE`)
+			rs.analyze(t)
 		}
 		window := domain.PersonSelection{Mode: domain.PersonWindow, Since: seedEpoch.Add(-time.Hour)}
 		tagged := window

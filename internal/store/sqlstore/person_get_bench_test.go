@@ -18,7 +18,7 @@ func BenchmarkGetPerson(b *testing.B) {
 			}
 			rs := openCounting(b, eng)
 			acc, _ := rs.seedAccount(b, 10_000)
-			rs.exec(b, "ANALYZE")
+			rs.analyze(b)
 			ctx := context.Background()
 			id := seededPerson(acc, 3)
 			statements := rs.countStatements(func() {

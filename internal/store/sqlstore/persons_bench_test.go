@@ -20,7 +20,7 @@ func BenchmarkListPersons(b *testing.B) {
 			rs := openCounting(b, eng)
 			acc, tags := rs.seedAccount(b, 10_000)
 			rs.seedAccount(b, 10_000)
-			rs.exec(b, "ANALYZE")
+			rs.analyze(b)
 			since := seedEpoch
 			for _, bc := range []struct {
 				name string

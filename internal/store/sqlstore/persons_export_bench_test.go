@@ -20,7 +20,7 @@ func BenchmarkExportPersons(b *testing.B) {
 			rs := openCounting(b, eng)
 			acc, _ := rs.seedAccount(b, 20_000)
 			rs.seedAccount(b, 5_000)
-			rs.exec(b, "ANALYZE")
+			rs.analyze(b)
 			ctx := context.Background()
 			for b.Loop() {
 				sel, n := domain.PersonExport{}, 0

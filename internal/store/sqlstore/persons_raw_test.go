@@ -28,6 +28,24 @@ func (rs rawStore) exec(t testing.TB, q string, args ...any) {
 	}
 }
 
+// analyze refreshes the planner's statistics of the test's own tables. On
+// PostgreSQL a bare ANALYZE reaches every schema of the database: those of
+// the tests running beside it (and a benchmark's, pdsbench's included),
+// whose statistics must be only what their own writes left.
+func (rs rawStore) analyze(t testing.TB) {
+	t.Helper()
+	if rs.Engine() != "postgres" {
+		rs.exec(t, `ANALYZE`)
+		return
+	}
+	var tables string
+	err := rs.db.QueryRow(`SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables WHERE schemaname = current_schema()`).Scan(&tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.exec(t, `ANALYZE `+tables)
+}
+
 func rebindAll(q string, next func() string) string {
 	var b strings.Builder
 	for _, r := range q {
