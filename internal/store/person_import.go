@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -24,7 +25,12 @@ type PersonImports interface {
 	//
 	// The lines are consumed as they come; a store keeps only a bounded
 	// window of them in memory.
-	ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[PersonImport, error], w Write) (PersonImportCounts, error)
+	//
+	// Once the import has committed, the store brings the planner's
+	// statistics of every table it wrote up to date, on an engine whose
+	// planner measures the rows, so that reads plan on what the import
+	// left rather than on what was there before it.
+	ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[PersonImport, error], w Write) (PersonImportResult, error)
 }
 
 // PersonImport is one line of a person import.
@@ -44,6 +50,19 @@ type PersonImportCounts struct {
 	Created   int `json:"created"`
 	Updated   int `json:"updated"`
 	Unchanged int `json:"unchanged"`
+}
+
+// PersonImportResult is what an import did, and what leaving the database
+// ready for reads took after it.
+type PersonImportResult struct {
+	PersonImportCounts
+	// Analyze is how long bringing the planner's statistics up to date took,
+	// after the commit (zero where the engine needed nothing).
+	Analyze time.Duration
+	// AnalyzeErr is why that failed. The import stands either way: the
+	// statistics catch up when the engine next analyzes the tables on its
+	// own (PostgreSQL's autovacuum).
+	AnalyzeErr error
 }
 
 // ImportLineError names the input line that made an import fail.

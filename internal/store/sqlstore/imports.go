@@ -33,12 +33,14 @@ type importTarget struct {
 // importAll writes n records of table in one transaction under the account
 // lock: all or none. record reports the id and date_created a record was
 // given (zero values when absent); write stores it at its target. A record
-// that fails is reported as a *store.ImportError with its index.
+// that fails is reported as a *store.ImportError with its index. Once the
+// records are committed, the table's statistics are brought up to date, as
+// after a person import.
 func (s *Store) importAll(ctx context.Context, table, idPrefix, accountID string, n int,
 	record func(i int) (id string, created time.Time), write func(q querier, i int, t importTarget) error) error {
 	// The command line, not a request, runs imports; its clock is the wall clock.
 	now := time.Now().UTC()
-	return s.inTx(ctx, func(q querier) error {
+	err := s.inTx(ctx, func(q querier) error {
 		if err := s.lockAccount(ctx, q, accountID); err != nil {
 			return err
 		}
@@ -54,6 +56,12 @@ func (s *Store) importAll(ctx context.Context, table, idPrefix, accountID string
 		}
 		return nil
 	})
+	if err == nil {
+		// The records stand either way; a catalogue holds few rows, and
+		// autovacuum catches up with them.
+		_, _ = s.analyzeTables(ctx, []string{table})
+	}
+	return err
 }
 
 func resolveTarget(ctx context.Context, q querier, table, idPrefix, accountID, id string, created, now time.Time) (importTarget, error) {

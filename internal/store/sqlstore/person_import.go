@@ -36,8 +36,8 @@ const (
 )
 
 // ImportPersons applies a stream of upserts in one transaction (pds import
-// persons).
-func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (store.PersonImportCounts, error) {
+// persons), then brings the statistics of the tables it wrote up to date.
+func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (store.PersonImportResult, error) {
 	var counts store.PersonImportCounts
 	s.folder.pause()
 	defer s.folder.resume()
@@ -68,12 +68,15 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 		return nil
 	})
 	if err != nil {
-		return store.PersonImportCounts{}, err
+		return store.PersonImportResult{}, err
 	}
 	// The import is committed; its counts are exact whether folded now or
 	// by the background folder later, so a failure here is not the import's.
 	_ = s.FoldTimelines(ctx)
-	return counts, nil
+	res := store.PersonImportResult{PersonImportCounts: counts}
+	// After the fold, so that the counts' statistics describe its buckets.
+	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, personImportTables)
+	return res, nil
 }
 
 // personImporter carries what one import learns as it goes.

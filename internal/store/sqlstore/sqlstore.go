@@ -43,6 +43,11 @@ type Dialect struct {
 	// AnalyzeDuringImport refreshes the planner's statistics of persons as
 	// an import grows the table (see analyzePersons).
 	AnalyzeDuringImport bool
+	// AnalyzeTables, followed by a list of tables, refreshes the planner's
+	// statistics of those tables; an import runs it once it has committed
+	// (see analyzeTables). Empty where the planner takes nothing from a
+	// bulk write.
+	AnalyzeTables string
 	// TagPairsAgg aggregates a person's live tags (pt, t) as a JSON array
 	// of [id, name] pairs ordered by pt.created_at, t.id; FieldValuesAgg
 	// its custom field values (f, v) as a JSON object of key to value. Get

@@ -46,7 +46,11 @@ func lineSeq(lines []importLine, tagID map[string]string) iter.Seq2[store.Person
 }
 
 func (c *personCase) importLines(lines []importLine, tagID map[string]string) (store.PersonImportCounts, error) {
-	return c.st.ImportPersons(context.Background(), c.acc, lineSeq(lines, tagID), c.write())
+	res, err := c.st.ImportPersons(context.Background(), c.acc, lineSeq(lines, tagID), c.write())
+	if err == nil && res.AnalyzeErr != nil {
+		err = fmt.Errorf("statistics after the import: %w", res.AnalyzeErr)
+	}
+	return res.PersonImportCounts, err
 }
 
 // allPersons reads every person of the account through window mode.
