@@ -16,6 +16,11 @@ type Store interface {
 	Engine() string
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+	// Classify returns err as a *domain.UnavailableError when it says the
+	// database cannot serve for now (unreachable, out of disk, past the
+	// deadline), and any other error as it is. Every error a method
+	// returns may be classified; a refusal (not found, conflict) never is.
+	Classify(err error) error
 	Close() error
 
 	Accounts

@@ -45,4 +45,5 @@ var Dialect = sqlstore.Dialect{
 	RowValueRanges: true,
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	Unavailable:  unavailable,
 }

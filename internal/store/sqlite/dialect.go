@@ -44,4 +44,5 @@ var Dialect = sqlstore.Dialect{
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,
+	Unavailable:  unavailable,
 }

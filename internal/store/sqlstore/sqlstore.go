@@ -7,11 +7,14 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pds-dev/pds/internal/domain"
 )
 
 // Dialect is the SQL an engine writes its own way; each engine package
@@ -127,6 +130,10 @@ type Dialect struct {
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions
+	// Unavailable names the fault an error of the engine's driver reports
+	// when the database cannot serve for now (unreachable, out of disk,
+	// too slow), or "" when the error is anything else (see Classify).
+	Unavailable func(err error) domain.Cause
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -208,6 +215,33 @@ func (s *Store) Ping(ctx context.Context) error {
 		return err
 	}
 	return s.w.PingContext(ctx)
+}
+
+// Classify returns err as a *domain.UnavailableError when it says the
+// database cannot serve for now: its deadline passed, a connection could
+// not be had or was lost, or the engine's driver names a fault
+// (Dialect.Unavailable). Any other error is returned as it is.
+func (s *Store) Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *domain.UnavailableError
+	if errors.As(err, &ue) {
+		return err
+	}
+	var cause domain.Cause
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		cause = domain.CauseTimeout
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone):
+		cause = domain.CauseUnreachable
+	case s.dialect.Unavailable != nil:
+		cause = s.dialect.Unavailable(err)
+	}
+	if cause == "" {
+		return err
+	}
+	return &domain.UnavailableError{Cause: cause, Err: err}
 }
 
 // Close stops the committer (answering the writes still queued) and the

@@ -1,0 +1,33 @@
+package domain
+
+import "fmt"
+
+// Cause says why the database cannot serve for now.
+type Cause string
+
+// The causes a request is refused for while the database cannot serve it.
+// Each is a fault of the moment, not of the request: the same request may
+// succeed once it passes.
+const (
+	// CauseUnreachable: no connection could be made or kept (refused,
+	// lost, the server shutting down or starting up, no free connection).
+	CauseUnreachable Cause = "database_unreachable"
+	// CauseTimeout: the database did not answer within the request's
+	// deadline (frozen, overloaded, or waiting for a lock someone holds).
+	CauseTimeout Cause = "database_timeout"
+	// CauseDiskFull: the database has no room to write; reads still work.
+	CauseDiskFull Cause = "disk_full"
+)
+
+// Causes lists every cause, for metrics that start each at zero.
+var Causes = []Cause{CauseUnreachable, CauseTimeout, CauseDiskFull}
+
+// UnavailableError is a refusal for a fault of the database (a 503 with
+// Retry-After), never a defect. It wraps the driver's error for the log.
+type UnavailableError struct {
+	Cause Cause
+	Err   error
+}
+
+func (e *UnavailableError) Error() string { return fmt.Sprintf("%s: %v", e.Cause, e.Err) }
+func (e *UnavailableError) Unwrap() error { return e.Err }

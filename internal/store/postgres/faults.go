@@ -1,0 +1,52 @@
+package postgres
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// unavailable names the fault behind an error of pgx when PostgreSQL cannot
+// serve for now, "" for anything else (sqlstore.Dialect.Unavailable).
+func unavailable(err error) domain.Cause {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return stateCause(pe.Code)
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case pgconn.Timeout(err):
+		return domain.CauseTimeout
+	case errors.As(err, &ce), errors.Is(err, pgconn.ErrConnClosed), errors.As(err, &ne),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		// Nothing answered, or the connection went away under the statement.
+		return domain.CauseUnreachable
+	}
+	return ""
+}
+
+// stateCause maps a SQLSTATE the server sent to a fault of the moment.
+func stateCause(code string) domain.Cause {
+	switch {
+	case strings.HasPrefix(code, "08"), // connection exception
+		code == "57P01", // admin_shutdown: the server is stopping
+		code == "57P02", // crash_shutdown: another backend crashed
+		code == "57P03", // cannot_connect_now: starting up, or in recovery
+		code == "53300": // too_many_connections
+		return domain.CauseUnreachable
+	case code == "57014", // query_canceled: statement_timeout, or the deadline's cancel
+		code == "55P03": // lock_not_available: lock_timeout
+		return domain.CauseTimeout
+	case code == "53100": // disk_full
+		return domain.CauseDiskFull
+	}
+	return ""
+}

@@ -1,0 +1,36 @@
+package sqlite
+
+import (
+	"errors"
+	"syscall"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// unavailable names the fault behind an error of the SQLite driver when the
+// database cannot serve for now, "" for anything else
+// (sqlstore.Dialect.Unavailable).
+func unavailable(err error) domain.Cause {
+	if errors.Is(err, syscall.ENOSPC) {
+		return domain.CauseDiskFull
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return ""
+	}
+	// The primary result code is the low byte of an extended one.
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL:
+		return domain.CauseDiskFull
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		// Another process (an import, a backup) held the write lock past
+		// the busy timeout.
+		return domain.CauseTimeout
+	case sqlite3.SQLITE_CANTOPEN:
+		return domain.CauseUnreachable
+	}
+	return ""
+}
