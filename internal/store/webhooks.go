@@ -60,6 +60,11 @@ type Webhooks interface {
 	// within an account across its subscriptions, rather than strictly
 	// oldest first.
 	ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c DeliveryClaim) ([]domain.DeliveryJob, error)
+	// ReleaseDeliveries hands claimed deliveries back before their lease
+	// runs out, unattempted (a worker that stops), so that any instance may
+	// claim them at once. A job whose lease another claim holds by now is
+	// left alone.
+	ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob) error
 	// FinishAttempt records an attempt of a claimed delivery and its effect
 	// on the subscription, in one transaction. A lease lost to another
 	// worker records nothing.

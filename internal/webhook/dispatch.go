@@ -278,14 +278,16 @@ func (d *dispatcher) unreserve(subs map[string]int) {
 
 // admit queues deliveries made leased to this worker, in the room reserve
 // took for them, and starts what may start. Once the worker stops they are
-// dropped like queued deliveries: their leases run out and any instance
-// claims them again.
+// handed back like queued deliveries, for any instance to claim.
 func (d *dispatcher) admit(jobs []domain.DeliveryJob) {
+	var dropped []domain.DeliveryJob
+	defer func() { d.release(dropped) }()
 	d.mu.Lock()
 	for _, job := range jobs {
 		q := d.subs[job.WebhookID]
 		q.reserved--
 		if d.stopping {
+			dropped = append(dropped, job)
 			d.claimed--
 			if q.held() == 0 && !q.fast() {
 				delete(d.subs, job.WebhookID)
@@ -512,22 +514,44 @@ func (d *dispatcher) runOnce(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}
-	d.dropQueued()
+	d.release(d.dropQueued())
 	d.idle()
 	return nil
 }
 
-// dropQueued forgets the claimed deliveries that have not started; their
-// leases run out and any instance claims them again.
-func (d *dispatcher) dropQueued() {
+// dropQueued forgets the claimed deliveries that have not started and
+// returns them, for release.
+func (d *dispatcher) dropQueued() []domain.DeliveryJob {
 	d.mu.Lock()
+	var dropped []domain.DeliveryJob
 	for _, q := range d.subs {
+		dropped = append(dropped, q.queue...)
 		d.claimed -= len(q.queue)
 		q.queue = nil
 	}
 	d.order = nil
 	d.fire()
 	d.mu.Unlock()
+	return dropped
+}
+
+// releaseTimeout bounds the hand-back of dropped deliveries: should the
+// database not take it, their leases run out as after a crash.
+const releaseTimeout = 5 * time.Second
+
+// release hands dropped deliveries back to the database at once, so that
+// any instance (this one's next start too) claims them without waiting for
+// their leases to run out.
+func (d *dispatcher) release(jobs []domain.DeliveryJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if err := d.w.jobs.ReleaseDeliveries(ctx, jobs); err != nil {
+		d.w.failed("webhook worker: handing back deliveries not attempted; their leases run out instead", err,
+			"deliveries", len(jobs))
+	}
 }
 
 // idle waits until every claimed delivery is recorded or dropped.
@@ -541,13 +565,11 @@ func (d *dispatcher) idle() {
 	}
 }
 
-// drain stops starting attempts, drops the queued deliveries (their leases
-// run out and any instance claims them again) and waits for the attempts
-// in flight to be recorded.
-func (d *dispatcher) drain() {
+// stop starts no attempt from now on and hands the queued deliveries back
+// (release); the attempts in flight go on.
+func (d *dispatcher) stop() {
 	d.mu.Lock()
 	d.stopping = true
 	d.mu.Unlock()
-	d.dropQueued()
-	d.idle()
+	d.release(d.dropQueued())
 }

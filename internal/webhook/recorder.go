@@ -58,8 +58,21 @@ func (r *recorder) loop() {
 // happens to the worker's context: a POST that was sent is recorded.
 func (r *recorder) write(batch []store.FinishedAttempt) {
 	ctx := context.Background()
-	err := r.w.jobs.FinishAttempts(ctx, batch)
+	// A receiver that got its POST would get it again, once the lease ran
+	// out, from whichever instance claimed the delivery next: while the
+	// database cannot serve, the record is written again until it can, or
+	// until a lease of the batch runs out.
+	until := batch[0].Job.LeaseUntil
+	for _, f := range batch {
+		if f.Job.LeaseUntil == nil || until == nil || f.Job.LeaseUntil.Before(*until) {
+			until = f.Job.LeaseUntil
+		}
+	}
+	err := r.w.untilServed("webhook attempts: recording", until, func() error {
+		return r.w.jobs.FinishAttempts(ctx, batch)
+	})
 	if err == nil {
+		r.w.outages.Served(true)
 		for _, f := range batch {
 			r.w.recorded(ctx, f.Job, f.Result)
 		}

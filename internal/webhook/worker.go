@@ -16,6 +16,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -29,9 +30,13 @@ type Jobs interface {
 	CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error)
 	CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) ([]bool, error)
 	ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) ([]domain.DeliveryJob, error)
+	ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob) error
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error
 	FinishAttempts(ctx context.Context, done []store.FinishedAttempt) error
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
+	// Classify tells a database that cannot serve for now from a defect
+	// (store.Store.Classify).
+	Classify(err error) error
 }
 
 // Renderer renders the data of a delivery: the person's current extended
@@ -81,6 +86,9 @@ type Worker struct {
 	local *http.Client
 	log   *slog.Logger
 	obs   Observer
+	// outages hears of passes failed for a database that cannot serve,
+	// which it logs once per outage; nil logs each.
+	outages *outage.Log
 
 	d   *dispatcher
 	rec *recorder
@@ -128,6 +136,47 @@ func NewWorker(jobs Jobs, render Renderer, clk clock.Clock, s Settings, log *slo
 // Observe sets the worker's observer; call it before Run.
 func (w *Worker) Observe(o Observer) { w.obs = o }
 
+// ReportOutages has the worker tell l of work that failed because the
+// database could not serve, instead of logging an error each time: l logs
+// the outage once as it begins and once as it ends. Call it before Run.
+func (w *Worker) ReportOutages(l *outage.Log) { w.outages = l }
+
+// retryFirst and retryMost pace untilServed.
+const (
+	retryFirst = 100 * time.Millisecond
+	retryMost  = 2 * time.Second
+)
+
+// untilServed runs op, and runs it again while it fails because the
+// database cannot serve for now, as long as the wait before the next try
+// ends before until (by the worker's clock; nil: no retry). Work that
+// holds a lease (claimed bursts, attempts to record) is finished once the
+// database is back, instead of waiting, undone, for its lease to run out.
+func (w *Worker) untilServed(what string, until *time.Time, op func() error) error {
+	err := op()
+	for wait := retryFirst; err != nil; wait = min(2*wait, retryMost) {
+		var ue *domain.UnavailableError
+		if !errors.As(w.jobs.Classify(err), &ue) || until == nil || !w.clock.Now().Add(wait).Before(*until) {
+			return err
+		}
+		w.failed(what, err)
+		time.Sleep(wait)
+		err = op()
+	}
+	return nil
+}
+
+// failed logs work that failed: a database that cannot serve is the outage
+// log's to tell (ReportOutages), anything else is an error of its own.
+func (w *Worker) failed(msg string, err error, attrs ...any) {
+	var ue *domain.UnavailableError
+	if w.outages != nil && errors.As(w.jobs.Classify(err), &ue) {
+		w.outages.Failed(ue)
+		return
+	}
+	w.log.Error(msg, append(attrs, "error", err.Error())...)
+}
+
 // A delivery's lease covers, by the worker's clock, the wait for its
 // attempt to start (slack: a claim takes no more than its subscription can
 // start within one attempt's time), the attempt (bounded by the timeout)
@@ -165,7 +214,7 @@ func (w *Worker) Run(ctx context.Context) {
 	defer tick.Stop()
 	for ctx.Err() == nil {
 		if _, err := w.d.claim(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("webhook worker: claiming deliveries", "error", err.Error())
+			w.failed("webhook worker: claiming deliveries", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -174,21 +223,28 @@ func (w *Worker) Run(ctx context.Context) {
 		case <-w.wake:
 		}
 	}
+	// The deliveries claimed and not started go back at once, for another
+	// instance (or the next start) to send; the burst closing under way
+	// and the attempts in flight finish and are recorded.
+	w.d.stop()
 	wg.Wait()
-	w.d.drain()
+	w.d.idle()
 }
 
 // runBursts closes due bursts every PollInterval, waking the dispatcher
-// for the deliveries they make, and prunes once in a while.
+// for the deliveries they make, and prunes once in a while. A pass under
+// way when ctx ends is finished, not cut: its bursts would otherwise stay
+// leased, undelivered, for burstLease.
 func (w *Worker) runBursts(ctx context.Context) {
+	work := context.WithoutCancel(ctx)
 	tick := time.NewTicker(w.s.PollInterval)
 	defer tick.Stop()
 	for {
-		if err := w.closeDueBursts(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("webhook worker: closing bursts", "error", err.Error())
+		if err := w.closeDueBursts(ctx, work); err != nil {
+			w.failed("webhook worker: closing bursts", err)
 		}
 		if err := w.pruneIfDue(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("webhook worker", "error", err.Error())
+			w.failed("webhook worker", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -205,7 +261,7 @@ func (w *Worker) runBursts(ctx context.Context) {
 // At most once per pruneEvery it then deletes the deliveries past
 // retention.
 func (w *Worker) RunOnce(ctx context.Context) error {
-	if err := w.closeDueBursts(ctx); err != nil {
+	if err := w.closeDueBursts(ctx, ctx); err != nil {
 		return err
 	}
 	if err := w.d.runOnce(ctx); err != nil {
@@ -244,19 +300,20 @@ func (w *Worker) pruneIfDue(ctx context.Context) error {
 // (SQLite's group commit) rather than taken in turn.
 const burstClosers = 2
 
-// closeDueBursts closes every burst due now.
-func (w *Worker) closeDueBursts(ctx context.Context) error {
+// closeDueBursts closes every burst due now, until stop ends; work is the
+// context of the claims and closes themselves.
+func (w *Worker) closeDueBursts(stop, work context.Context) error {
 	errs := make([]error, burstClosers)
 	var wg sync.WaitGroup
 	for i := range burstClosers {
-		wg.Go(func() { errs[i] = w.closeDueBurstsLoop(ctx) })
+		wg.Go(func() { errs[i] = w.closeDueBurstsLoop(stop, work) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-func (w *Worker) closeDueBurstsLoop(ctx context.Context) error {
-	for ctx.Err() == nil {
+func (w *Worker) closeDueBurstsLoop(stop, ctx context.Context) error {
+	for stop.Err() == nil {
 		bursts, err := w.jobs.ClaimBursts(ctx, w.clock.Now(), burstLease, w.s.Batch)
 		if err != nil {
 			return err
@@ -280,34 +337,48 @@ func (w *Worker) closeDueBurstsLoop(ctx context.Context) error {
 // own, so that one bad burst holds up only itself.
 func (w *Worker) closeBursts(ctx context.Context, bursts []domain.Burst) {
 	now := w.clock.Now()
+	// The claim's lease began a moment ago; it ends no earlier than this.
+	claimEnds := now.Add(burstLease - time.Second)
 	data := w.preRender(ctx, bursts, now)
 	lease := w.d.newMakerLease(now.Add(w.deliveryLease()))
-	_, err := w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
-		w.listenMu.Lock()
-		w.listeners[b.AccountID] = len(active) > 0
-		w.listenMu.Unlock()
-		rendered, ok := data[b.PersonID]
-		ds, err := w.build(ctx, b, active, now, func() (json.RawMessage, error) {
-			if ok {
-				return rendered, nil
+	err := w.untilServed("webhook bursts: closing a batch", &claimEnds, func() error {
+		_, err := w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
+			w.listenMu.Lock()
+			w.listeners[b.AccountID] = len(active) > 0
+			w.listenMu.Unlock()
+			rendered, ok := data[b.PersonID]
+			ds, err := w.build(ctx, b, active, now, func() (json.RawMessage, error) {
+				if ok {
+					return rendered, nil
+				}
+				return w.render.Render(ctx, b.AccountID, b.PersonID, now)
+			})
+			if err != nil {
+				return nil, err
 			}
-			return w.render.Render(ctx, b.AccountID, b.PersonID, now)
+			return lease.take(b.PersonID, ds, active, now), nil
 		})
 		if err != nil {
-			return nil, err
+			lease.release()
 		}
-		return lease.take(b.PersonID, ds, active, now), nil
+		return err
 	})
 	if err == nil {
 		lease.admit()
 		return
 	}
-	lease.release()
+	var ue *domain.UnavailableError
+	if errors.As(w.jobs.Classify(err), &ue) {
+		// Burst by burst would fail the same way; the lease runs out and
+		// a later pass closes them.
+		w.failed("webhook bursts: closing a batch", err, "bursts", len(bursts))
+		return
+	}
 	w.log.Warn("webhook bursts: closing a batch failed; closing them one by one", "bursts", len(bursts), "error", err.Error())
 	for _, b := range bursts {
 		if err := w.closeBurst(ctx, b, now); err != nil {
 			// The lease runs out and another pass tries again.
-			w.log.Error("webhook burst", "person_id", b.PersonID, "account_id", b.AccountID, "error", err.Error())
+			w.failed("webhook burst", err, "person_id", b.PersonID, "account_id", b.AccountID)
 		}
 	}
 }

@@ -228,6 +228,36 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 	return jobs, err
 }
 
+// ReleaseDeliveries clears the leases the jobs still hold, one statement
+// per claim that leased them.
+func (s *Store) ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob) error {
+	byToken := map[string][]any{}
+	var tokens []string
+	for _, j := range jobs {
+		if j.LeaseToken == "" {
+			continue
+		}
+		if _, ok := byToken[j.LeaseToken]; !ok {
+			tokens = append(tokens, j.LeaseToken)
+		}
+		byToken[j.LeaseToken] = append(byToken[j.LeaseToken], j.ID)
+	}
+	if len(tokens) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(q querier) error {
+		for _, token := range tokens {
+			var a sqlArgs
+			query := `UPDATE deliveries SET lease_until = NULL, lease_token = NULL WHERE lease_token = ` + a.add(token) +
+				` AND id IN (` + a.list(byToken[token]...) + `)`
+			if _, err := q.exec(ctx, query, a...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // leasedJobs reads the deliveries a claim leased under token. A version
 // older than the current one is signed with its retired secret, which is
 // kept while a pending delivery needs it.

@@ -584,6 +584,39 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("released before its lease runs out, claimed again at once", func(t *testing.T) {
+		t.Parallel()
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		w := newWebhook(t, st, acc)
+		d := queueDelivery(t, st, w, Epoch)
+		job := claimOneDelivery(t, st, Epoch)
+		if err := st.ReleaseDeliveries(ctx, []domain.DeliveryJob{job}); err != nil {
+			t.Fatal(err)
+		}
+		again := claimOneDelivery(t, st, Epoch)
+		if again.ID != d.ID || again.LeaseToken == job.LeaseToken {
+			t.Fatalf("claimed after release: %+v", again)
+		}
+		// The first claim's lease is spent: releasing under it leaves the
+		// second claim's lease alone, and recording under it records nothing.
+		if err := st.ReleaseDeliveries(ctx, []domain.DeliveryJob{job}); err != nil {
+			t.Fatal(err)
+		}
+		if jobs, err := st.ClaimDeliveries(ctx, Epoch, time.Minute, 10); err != nil || len(jobs) != 0 {
+			t.Fatalf("a stale release freed a delivery another claim holds: %d, %v", len(jobs), err)
+		}
+		if err := st.FinishAttempt(ctx, job, store.AttemptResult{Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch}, Status: domain.DeliveryFailed}); err != nil {
+			t.Fatal(err)
+		}
+		if got, attempts, err := st.GetDelivery(ctx, acc, w.ID, d.ID); err != nil || got.Status != domain.DeliveryPending || len(attempts) != 0 {
+			t.Fatalf("a released lease recorded an attempt: %+v %v, err %v", got, attempts, err)
+		}
+		if err := st.ReleaseDeliveries(ctx, nil); err != nil {
+			t.Fatalf("release nothing: %v", err)
+		}
+	})
+
 	t.Run("newest first, paged", func(t *testing.T) {
 		t.Parallel()
 		st := newStore(t)
