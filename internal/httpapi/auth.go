@@ -68,14 +68,25 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principa
 		return fail("The API key has expired.")
 	}
 	if key.LastUsedAt == nil || now.Sub(*key.LastUsedAt) >= touchEvery {
-		if err := s.store.TouchKey(r.Context(), key.ID, now); err != nil {
+		err := s.store.TouchKey(r.Context(), key.ID, now)
+		switch {
+		case err == nil:
+			key.LastUsedAt = &now
+		case !diskFull(s.store.Classify(err)):
 			s.writeError(w, r, err)
 			return nil, false
 		}
-		key.LastUsedAt = &now
+		// last_used_at is a hint: a full disk keeps it from moving, and
+		// must not keep a key from reading.
 	}
 	if who, _ := r.Context().Value(callerKey{}).(*caller); who != nil {
 		who.accountID, who.keyID = key.AccountID, key.ID
 	}
 	return &principal{key: key}, true
+}
+
+// diskFull reports whether err is a refusal for a full disk.
+func diskFull(err error) bool {
+	var ue *domain.UnavailableError
+	return errors.As(err, &ue) && ue.Cause == domain.CauseDiskFull
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -18,6 +19,8 @@ type caller struct {
 	accountID, keyID string
 	// gone holds the error a request ended with because its client went away.
 	gone string
+	// refused is the cause of a 503 for a database that could not serve.
+	refused domain.Cause
 }
 
 type callerKey struct{}
@@ -102,8 +105,14 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 		switch {
 		case who.gone != "":
 			attrs = append(attrs, slog.String("outcome", "client went away"), slog.String("error", who.gone))
+		case who.refused != "":
+			// The outage log tells the story once; each refusal is no error.
+			attrs = append(attrs, slog.String("outcome", "refused"), slog.String("cause", string(who.refused)))
 		case sw.status >= 500:
 			level = slog.LevelError
+		case who.keyID != "":
+			// The key was read, so the database served this request.
+			s.cfg.Outages.Served(sw.status < 300 && r.Method != http.MethodGet && r.Method != http.MethodHead)
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
@@ -113,7 +122,9 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 // client went away (its context ended) while it was served: whatever error
 // that caused is not the server's.
 func clientGone(r *http.Request, err error) bool {
-	if r.Context().Err() == nil {
+	// A request past its database deadline is refused with a 503; only a
+	// cancelled one lost its client.
+	if !errors.Is(r.Context().Err(), context.Canceled) {
 		return false
 	}
 	if who, ok := r.Context().Value(callerKey{}).(*caller); ok {

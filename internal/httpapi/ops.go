@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/api"
+	"github.com/pds-dev/pds/internal/domain"
 )
 
 type statusView struct {
@@ -22,15 +24,29 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, statusView{Status: "ok"})
 }
 
-// readyz says the database answers.
+// readyz says whether this instance should get traffic: not while it
+// stops (Drain), nor while the database does not answer. A failed check is
+// not logged on its own: a load balancer asks every few seconds, and the
+// outage log says when the database stopped answering and when it came
+// back.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	if s.draining.Load() {
+		writeProblem(w, r, newProblem(http.StatusServiceUnavailable, "This instance is shutting down; send requests to another."))
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), min(2*time.Second, s.cfg.DatabaseTimeout))
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		s.log.WarnContext(ctx, "readiness check failed", "error", err.Error())
+		var ue *domain.UnavailableError
+		if errors.As(s.store.Classify(err), &ue) {
+			s.cfg.Outages.Failed(ue)
+		} else {
+			s.log.WarnContext(ctx, "readiness check failed", "error", err.Error())
+		}
 		writeProblem(w, r, newProblem(http.StatusServiceUnavailable, "The database is not reachable."))
 		return nil
 	}
+	s.cfg.Outages.Served(false)
 	return writeJSON(w, http.StatusOK, statusView{Status: "ready"})
 }
 

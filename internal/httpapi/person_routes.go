@@ -7,7 +7,7 @@ func (s *Server) personRoutes() {
 	s.handle("GET /persons", domain.ScopePersonsRead, s.listPersons)
 	s.handle("POST /persons", domain.ScopePersonsWrite, s.upsertPerson)
 	s.handle("POST /persons/batch", domain.ScopePersonsWrite, s.upsertPersons)
-	s.handle("GET /persons/export", domain.ScopePersonsRead, s.exportPersons)
+	s.handleStream("GET /persons/export", domain.ScopePersonsRead, s.exportPersons)
 	s.handle("GET /persons/{person_id}", domain.ScopePersonsRead, s.getPerson)
 	s.handle("PATCH /persons/{person_id}", domain.ScopePersonsWrite, s.updatePerson)
 	s.handle("POST /persons/{person_id}/tags", domain.ScopePersonsWrite, s.addPersonTags)

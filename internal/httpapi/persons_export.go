@@ -84,7 +84,7 @@ func (s *Server) readChunks(ctx context.Context, acc string, sel domain.PersonEx
 	go func() {
 		defer close(chunks)
 		for {
-			persons, err := s.store.ExportPersons(ctx, acc, sel, exportChunk)
+			persons, err := s.readChunk(ctx, acc, sel)
 			select {
 			case chunks <- exportRead{persons, err}:
 			case <-ctx.Done():
@@ -97,6 +97,14 @@ func (s *Server) readChunks(ctx context.Context, acc string, sel domain.PersonEx
 		}
 	}()
 	return chunks
+}
+
+// readChunk reads one chunk under the database deadline: the export as a
+// whole runs as long as the account is large, each of its reads does not.
+func (s *Server) readChunk(ctx context.Context, acc string, sel domain.PersonExport) ([]domain.Person, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DatabaseTimeout)
+	defer cancel()
+	return s.store.ExportPersons(ctx, acc, sel, exportChunk)
 }
 
 // abortExport ends an export whose status is sent: net/http cuts the

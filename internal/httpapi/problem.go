@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -20,6 +21,7 @@ type problem struct {
 	ExistingID   string              `json:"existing_id,omitempty"`
 	Limit        *int                `json:"limit,omitempty"`
 	Current      *int                `json:"current,omitempty"`
+	Cause        domain.Cause        `json:"cause,omitempty"`
 	RequestID    string              `json:"request_id,omitempty"`
 }
 
@@ -45,6 +47,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(statusClientClosed)
 		return
 	}
+	err = s.store.Classify(err)
+	var ue *domain.UnavailableError
+	if errors.As(err, &ue) {
+		s.refuse(w, r, ue)
+		return
+	}
 	if p := problemFor(err); p != nil {
 		writeProblem(w, r, p)
 		return
@@ -53,6 +61,51 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 	writeProblem(w, r, newProblem(http.StatusInternalServerError,
 		"The server could not complete the request. Quote the request id when reporting it."))
+}
+
+// refuse answers a request the database could not serve for now: a 503
+// whose title and cause member say why and whose Retry-After says when to
+// try again. It is not a defect, so it is not logged as one: the outage
+// log says when the database stopped serving and when it came back.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, ue *domain.UnavailableError) {
+	s.cfg.Outages.Failed(ue)
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.Unavailable(ue.Cause)
+	}
+	if who, _ := r.Context().Value(callerKey{}).(*caller); who != nil {
+		who.refused = ue.Cause
+	}
+	p := unavailableProblem(ue.Cause)
+	w.Header().Set("Retry-After", strconv.Itoa(p.retryAfter))
+	writeProblem(w, r, p.problem)
+}
+
+type refusal struct {
+	problem    *problem
+	retryAfter int // seconds
+}
+
+// unavailableProblem is the 503 of a cause: what a client or an operator
+// reads to tell an outage from a defect, and when to try again. A full
+// disk is not freed in seconds, so its clients are asked to wait longer.
+func unavailableProblem(cause domain.Cause) refusal {
+	var title, detail string
+	retry := 5
+	switch cause {
+	case domain.CauseTimeout:
+		title = "Database Timeout"
+		detail = "The database did not answer in time. Nothing was changed unless a later read shows it; retry the request shortly."
+	case domain.CauseDiskFull:
+		title = "Database Disk Full"
+		detail = "The database has no room left to write; reads still work. Nothing was changed; retry the write later."
+		retry = 30
+	default:
+		title = "Database Unreachable"
+		detail = "The database cannot be reached. Nothing was changed unless a later read shows it; retry the request shortly."
+	}
+	p := newProblem(http.StatusServiceUnavailable, detail)
+	p.Title, p.Cause = title, cause
+	return refusal{problem: p, retryAfter: retry}
 }
 
 // problemFor is the problem document of an error that answers the request

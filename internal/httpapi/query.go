@@ -25,8 +25,8 @@ func query(r *http.Request) url.Values {
 	return q
 }
 
-func withQuery(r *http.Request, q url.Values) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), queryKey{}, q))
+func withQuery(ctx context.Context, q url.Values) context.Context {
+	return context.WithValue(ctx, queryKey{}, q)
 }
 
 // parseQuery reads a query string strictly: a pair holding a raw ';', a

@@ -6,10 +6,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/webhook"
@@ -31,13 +33,26 @@ type Config struct {
 	Webhook webhook.Settings
 	// Metrics, when set, counts requests and rate-limit refusals.
 	Metrics RequestMetrics
+	// DatabaseTimeout bounds the database work of one request (a streamed
+	// export's: of each statement); past it the request is refused with a
+	// 503. Zero is DefaultDatabaseTimeout.
+	DatabaseTimeout time.Duration
+	// Outages, when set, hears of every request refused because the
+	// database could not serve it, and of every request served.
+	Outages *outage.Log
 }
 
+// DefaultDatabaseTimeout leaves a request refused for a frozen database
+// time to be answered within 5 s.
+const DefaultDatabaseTimeout = 4 * time.Second
+
 // RequestMetrics hears of every answered request (route is the ServeMux
-// pattern, "unmatched" for none) and of every 429 for a spent budget.
+// pattern, "unmatched" for none), of every 429 for a spent budget and of
+// every 503 for a database that could not serve.
 type RequestMetrics interface {
 	Request(route string, status int, took time.Duration)
 	RateLimited()
+	Unavailable(cause domain.Cause)
 }
 
 // Server serves the API.
@@ -49,6 +64,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	table   []Route
+	// draining is set once the server is stopping (Drain).
+	draining atomic.Bool
 }
 
 // Route describes one registered operation, for tests that hold every route
@@ -74,6 +91,9 @@ func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log
 	if cfg.WebhookWindow <= 0 {
 		cfg.WebhookWindow = 5 * time.Minute
 	}
+	if cfg.DatabaseTimeout <= 0 {
+		cfg.DatabaseTimeout = DefaultDatabaseTimeout
+	}
 	cfg.Webhook = cfg.Webhook.WithDefaults()
 	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux()}
 	s.routes()
@@ -82,7 +102,23 @@ func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log
 
 // Handler returns the whole API with its outer middleware.
 func (s *Server) Handler() http.Handler {
-	return s.withRequestID(s.withLogging(s.withRecover(http.HandlerFunc(s.dispatch))))
+	return s.withDrain(s.withRequestID(s.withLogging(s.withRecover(http.HandlerFunc(s.dispatch)))))
+}
+
+// Drain readies the server to stop: /readyz answers 503 from now on, so a
+// load balancer takes it out of rotation, and every answer carries
+// Connection: close, so that no client keeps a connection the server is
+// about to close and no request is cut when it does. Requests keep being
+// served in full meanwhile.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+func (s *Server) withDrain(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // dispatch answers unknown routes and wrong methods with problem documents
@@ -126,6 +162,10 @@ type routeOpts struct {
 	uncount  bool // not counted against the rate limit
 	scope    domain.Scope
 	hasScope bool
+	// stream: the handler bounds each of its statements by the database
+	// deadline itself (the export, which runs as long as the account is
+	// large); the key and the budget are checked under it all the same.
+	stream bool
 }
 
 // handle registers an authenticated, scoped, rate-limited route.
@@ -133,13 +173,27 @@ func (s *Server) handle(pattern string, scope domain.Scope, h handlerFunc) {
 	s.register(pattern, routeOpts{scope: scope, hasScope: scope != anyScope}, h)
 }
 
+// handleStream is handle for a route whose handler bounds each statement
+// by the database deadline itself (routeOpts.stream).
+func (s *Server) handleStream(pattern string, scope domain.Scope, h handlerFunc) {
+	s.register(pattern, routeOpts{scope: scope, hasScope: scope != anyScope, stream: true}, h)
+}
+
+// register guards a route as o says. Its database work runs under the
+// deadline: a database that does not answer in time gives a 503 rather
+// than a request that waits for as long as the database hangs.
 func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 	s.table = append(s.table, Route{Pattern: pattern, Public: o.public, Scope: o.scope})
 	takes := takesQuery(pattern)
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client := r.Context()
+		bounded, cancel := context.WithTimeout(client, s.cfg.DatabaseTimeout)
+		defer cancel()
+		r = r.WithContext(bounded)
+		var p *principal
 		if !o.public {
-			p, ok := s.authenticate(w, r)
-			if !ok {
+			var ok bool
+			if p, ok = s.authenticate(w, r); !ok {
 				return
 			}
 			if o.hasScope && !p.key.HasScope(o.scope) {
@@ -151,14 +205,20 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 			if !o.uncount && !s.rateLimit(w, r, p) {
 				return
 			}
-			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		}
 		q, err := checkRequest(r, takes)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		r = withQuery(r, q)
+		ctx := bounded
+		if o.stream {
+			ctx = client
+		}
+		if p != nil {
+			ctx = context.WithValue(ctx, principalKey{}, p)
+		}
+		r = r.WithContext(withQuery(ctx, q))
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -27,6 +28,7 @@ type Metrics struct {
 	requests   *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	refusals   prometheus.Counter
+	refusedDB  *prometheus.CounterVec
 	attempts   *prometheus.CounterVec
 	attemptDur prometheus.Histogram
 	delivered  prometheus.Histogram
@@ -51,6 +53,11 @@ func New() *Metrics {
 			Name: "pds_rate_limit_refusals_total",
 			Help: "Requests refused with 429 because their key's budget was spent.",
 		}),
+		refusedDB: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pds_http_unavailable_total",
+			Help: "Requests refused with 503 because the database could not serve them, by cause: " +
+				"database_unreachable, database_timeout (no answer within the deadline), disk_full.",
+		}, []string{"cause"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pds_webhook_attempts_total",
 			Help: "Webhook delivery attempts recorded, by outcome: succeeded, retry (an answer worth retrying), " +
@@ -70,7 +77,10 @@ func New() *Metrics {
 	for _, outcome := range []string{"succeeded", "retry", "error", "failed", "gone"} {
 		m.attempts.WithLabelValues(outcome) // present from the start, at 0
 	}
-	reg.MustRegister(m.requests, m.latency, m.refusals, m.attempts, m.attemptDur, m.delivered,
+	for _, cause := range domain.Causes {
+		m.refusedDB.WithLabelValues(string(cause))
+	}
+	reg.MustRegister(m.requests, m.latency, m.refusals, m.refusedDB, m.attempts, m.attemptDur, m.delivered,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -88,6 +98,9 @@ func (m *Metrics) Request(route string, status int, took time.Duration) {
 
 // RateLimited counts a 429.
 func (m *Metrics) RateLimited() { m.refusals.Inc() }
+
+// Unavailable counts a 503 for a database that could not serve.
+func (m *Metrics) Unavailable(cause domain.Cause) { m.refusedDB.WithLabelValues(string(cause)).Inc() }
 
 // Attempt counts a recorded webhook attempt (webhook.Observer).
 func (m *Metrics) Attempt(outcome string, took time.Duration) {

@@ -411,6 +411,27 @@ func (e PersonExtendedUpsertResult) Valid() bool {
 	}
 }
 
+// Defines values for ProblemCause.
+const (
+	ProblemCauseDatabaseTimeout     ProblemCause = "database_timeout"
+	ProblemCauseDatabaseUnreachable ProblemCause = "database_unreachable"
+	ProblemCauseDiskFull            ProblemCause = "disk_full"
+)
+
+// Valid indicates whether the value is a known member of the ProblemCause enum.
+func (e ProblemCause) Valid() bool {
+	switch e {
+	case ProblemCauseDatabaseTimeout:
+		return true
+	case ProblemCauseDatabaseUnreachable:
+		return true
+	case ProblemCauseDiskFull:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Scope.
 const (
 	ScopeBreadcrumbsRead   Scope = "breadcrumbs:read"
@@ -1127,7 +1148,9 @@ type PersonUpsert struct {
 
 // Problem defines model for Problem.
 type Problem struct {
-	Current *int `json:"current,omitempty"`
+	// Cause Why a 503 refused the request.
+	Cause   *ProblemCause `json:"cause,omitempty"`
+	Current *int          `json:"current,omitempty"`
 
 	// Detail A sentence a person can act on.
 	Detail       string         `json:"detail"`
@@ -1138,12 +1161,15 @@ type Problem struct {
 	RequestID    *string        `json:"request_id,omitempty"`
 	Status       int            `json:"status"`
 
-	// Title The HTTP status phrase.
+	// Title The HTTP status phrase; a 503 names its cause (Database Unreachable, Database Timeout, Database Disk Full).
 	Title string `json:"title"`
 
 	// Type `about:blank`
 	Type string `json:"type"`
 }
+
+// ProblemCause Why a 503 refused the request.
+type ProblemCause string
 
 // ProblemError One bad body member (`pointer`) or query parameter (`parameter`) of a problem document.
 type ProblemError struct {
@@ -1417,6 +1443,9 @@ type TooManyRequests = Problem
 
 // Unauthorized defines model for Unauthorized.
 type Unauthorized = Problem
+
+// Unavailable defines model for Unavailable.
+type Unavailable = Problem
 
 // UnsupportedMediaType defines model for UnsupportedMediaType.
 type UnsupportedMediaType = Problem
@@ -6440,6 +6469,11 @@ type ListBreadcrumbsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListBreadcrumbsResponse503Headers the declared response headers of an HTTP 503 response for ListBreadcrumbs
+type ListBreadcrumbsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListBreadcrumbsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6455,10 +6489,14 @@ type ListBreadcrumbsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListBreadcrumbsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListBreadcrumbsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBreadcrumbsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6489,6 +6527,11 @@ func (r ListBreadcrumbsResponse) GetApplicationProblemJSON429() *TooManyRequests
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListBreadcrumbsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListBreadcrumbsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6532,6 +6575,11 @@ type AppendBreadcrumbResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// AppendBreadcrumbResponse503Headers the declared response headers of an HTTP 503 response for AppendBreadcrumb
+type AppendBreadcrumbResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AppendBreadcrumbResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6555,10 +6603,14 @@ type AppendBreadcrumbResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AppendBreadcrumbResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AppendBreadcrumbResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AppendBreadcrumbResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6611,6 +6663,11 @@ func (r AppendBreadcrumbResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AppendBreadcrumbResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r AppendBreadcrumbResponse) GetBody() []byte {
 	return r.Body
@@ -6659,6 +6716,11 @@ type ListCampaignsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListCampaignsResponse503Headers the declared response headers of an HTTP 503 response for ListCampaigns
+type ListCampaignsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListCampaignsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6674,12 +6736,16 @@ type ListCampaignsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCampaignsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListCampaignsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCampaignsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCampaignsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6710,6 +6776,11 @@ func (r ListCampaignsResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListCampaignsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListCampaignsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6760,6 +6831,11 @@ type GetCampaignResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// GetCampaignResponse503Headers the declared response headers of an HTTP 503 response for GetCampaign
+type GetCampaignResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCampaignResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6777,12 +6853,16 @@ type GetCampaignResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCampaignResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetCampaignResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCampaignResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCampaignResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6818,6 +6898,11 @@ func (r GetCampaignResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetCampaignResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCampaignResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6868,6 +6953,11 @@ type ListCustomFieldsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListCustomFieldsResponse503Headers the declared response headers of an HTTP 503 response for ListCustomFields
+type ListCustomFieldsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListCustomFieldsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6883,12 +6973,16 @@ type ListCustomFieldsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCustomFieldsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListCustomFieldsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCustomFieldsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCustomFieldsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6919,6 +7013,11 @@ func (r ListCustomFieldsResponse) GetApplicationProblemJSON429() *TooManyRequest
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListCustomFieldsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListCustomFieldsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6969,6 +7068,11 @@ type CreateCustomFieldResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// CreateCustomFieldResponse503Headers the declared response headers of an HTTP 503 response for CreateCustomField
+type CreateCustomFieldResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateCustomFieldResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6992,12 +7096,16 @@ type CreateCustomFieldResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateCustomFieldResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateCustomFieldResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateCustomFieldResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateCustomFieldResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -7050,6 +7158,11 @@ func (r CreateCustomFieldResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateCustomFieldResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateCustomFieldResponse) GetBody() []byte {
 	return r.Body
@@ -7098,6 +7211,11 @@ type DeleteCustomFieldResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// DeleteCustomFieldResponse503Headers the declared response headers of an HTTP 503 response for DeleteCustomField
+type DeleteCustomFieldResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteCustomFieldResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7113,12 +7231,16 @@ type DeleteCustomFieldResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *DeleteCustomFieldResponse204Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteCustomFieldResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteCustomFieldResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteCustomFieldResponse503Headers
 }
 
 // GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -7149,6 +7271,11 @@ func (r DeleteCustomFieldResponse) GetApplicationProblemJSON429() *TooManyReques
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r DeleteCustomFieldResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteCustomFieldResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7199,6 +7326,11 @@ type GetCustomFieldResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// GetCustomFieldResponse503Headers the declared response headers of an HTTP 503 response for GetCustomField
+type GetCustomFieldResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomFieldResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7216,12 +7348,16 @@ type GetCustomFieldResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomFieldResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetCustomFieldResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomFieldResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomFieldResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7257,6 +7393,11 @@ func (r GetCustomFieldResponse) GetApplicationProblemJSON429() *TooManyRequests 
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetCustomFieldResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCustomFieldResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7307,6 +7448,11 @@ type UpdateCustomFieldResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// UpdateCustomFieldResponse503Headers the declared response headers of an HTTP 503 response for UpdateCustomField
+type UpdateCustomFieldResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateCustomFieldResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7328,12 +7474,16 @@ type UpdateCustomFieldResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateCustomFieldResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateCustomFieldResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateCustomFieldResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateCustomFieldResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7379,6 +7529,11 @@ func (r UpdateCustomFieldResponse) GetApplicationProblemJSON429() *TooManyReques
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r UpdateCustomFieldResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateCustomFieldResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7550,6 +7705,11 @@ type WhoamiResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// WhoamiResponse503Headers the declared response headers of an HTTP 503 response for Whoami
+type WhoamiResponse503Headers struct {
+	RetryAfter *int
+}
+
 type WhoamiResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7561,10 +7721,14 @@ type WhoamiResponse struct {
 	ApplicationProblemJSON401 *Unauthorized
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *WhoamiResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *WhoamiResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *WhoamiResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7585,6 +7749,11 @@ func (r WhoamiResponse) GetApplicationProblemJSON401() *Unauthorized {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r WhoamiResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r WhoamiResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7676,6 +7845,11 @@ type ListPersonsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListPersonsResponse503Headers the declared response headers of an HTTP 503 response for ListPersons
+type ListPersonsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListPersonsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7691,10 +7865,14 @@ type ListPersonsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListPersonsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPersonsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPersonsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7725,6 +7903,11 @@ func (r ListPersonsResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListPersonsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPersonsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7768,6 +7951,11 @@ type UpsertPersonResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// UpsertPersonResponse503Headers the declared response headers of an HTTP 503 response for UpsertPerson
+type UpsertPersonResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpsertPersonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7791,10 +7979,14 @@ type UpsertPersonResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpsertPersonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpsertPersonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpsertPersonResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7847,6 +8039,11 @@ func (r UpsertPersonResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpsertPersonResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UpsertPersonResponse) GetBody() []byte {
 	return r.Body
@@ -7888,6 +8085,11 @@ type UpsertPersonsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// UpsertPersonsResponse503Headers the declared response headers of an HTTP 503 response for UpsertPersons
+type UpsertPersonsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpsertPersonsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7907,10 +8109,14 @@ type UpsertPersonsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpsertPersonsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpsertPersonsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpsertPersonsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7951,6 +8157,11 @@ func (r UpsertPersonsResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r UpsertPersonsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpsertPersonsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7994,6 +8205,11 @@ type ExportPersonsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ExportPersonsResponse503Headers the declared response headers of an HTTP 503 response for ExportPersons
+type ExportPersonsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ExportPersonsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8007,10 +8223,14 @@ type ExportPersonsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ExportPersonsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ExportPersonsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportPersonsResponse503Headers
 }
 
 // GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -8036,6 +8256,11 @@ func (r ExportPersonsResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ExportPersonsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ExportPersonsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8079,6 +8304,11 @@ type GetPersonResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// GetPersonResponse503Headers the declared response headers of an HTTP 503 response for GetPerson
+type GetPersonResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPersonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8096,10 +8326,14 @@ type GetPersonResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetPersonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPersonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPersonResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8135,6 +8369,11 @@ func (r GetPersonResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetPersonResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPersonResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8178,6 +8417,11 @@ type UpdatePersonResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// UpdatePersonResponse503Headers the declared response headers of an HTTP 503 response for UpdatePerson
+type UpdatePersonResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdatePersonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8201,10 +8445,14 @@ type UpdatePersonResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdatePersonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdatePersonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdatePersonResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8257,6 +8505,11 @@ func (r UpdatePersonResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdatePersonResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdatePersonResponse) GetBody() []byte {
 	return r.Body
@@ -8298,6 +8551,11 @@ type AddPersonTagsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// AddPersonTagsResponse503Headers the declared response headers of an HTTP 503 response for AddPersonTags
+type AddPersonTagsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AddPersonTagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8319,10 +8577,14 @@ type AddPersonTagsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AddPersonTagsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AddPersonTagsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddPersonTagsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8370,6 +8632,11 @@ func (r AddPersonTagsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AddPersonTagsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r AddPersonTagsResponse) GetBody() []byte {
 	return r.Body
@@ -8411,6 +8678,11 @@ type RemovePersonTagResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// RemovePersonTagResponse503Headers the declared response headers of an HTTP 503 response for RemovePersonTag
+type RemovePersonTagResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RemovePersonTagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8426,10 +8698,14 @@ type RemovePersonTagResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RemovePersonTagResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RemovePersonTagResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RemovePersonTagResponse503Headers
 }
 
 // GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -8460,6 +8736,11 @@ func (r RemovePersonTagResponse) GetApplicationProblemJSON429() *TooManyRequests
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r RemovePersonTagResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RemovePersonTagResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8510,6 +8791,11 @@ type ListProjectsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListProjectsResponse503Headers the declared response headers of an HTTP 503 response for ListProjects
+type ListProjectsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListProjectsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8525,12 +8811,16 @@ type ListProjectsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListProjectsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListProjectsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListProjectsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListProjectsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8561,6 +8851,11 @@ func (r ListProjectsResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListProjectsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListProjectsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8611,6 +8906,11 @@ type GetProjectResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// GetProjectResponse503Headers the declared response headers of an HTTP 503 response for GetProject
+type GetProjectResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetProjectResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8628,12 +8928,16 @@ type GetProjectResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProjectResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetProjectResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetProjectResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProjectResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8669,6 +8973,11 @@ func (r GetProjectResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetProjectResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetProjectResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8774,6 +9083,11 @@ type ListTagsResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListTagsResponse503Headers the declared response headers of an HTTP 503 response for ListTags
+type ListTagsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListTagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8789,12 +9103,16 @@ type ListTagsResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTagsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListTagsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListTagsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTagsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8825,6 +9143,11 @@ func (r ListTagsResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListTagsResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListTagsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8882,6 +9205,11 @@ type CreateTagResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// CreateTagResponse503Headers the declared response headers of an HTTP 503 response for CreateTag
+type CreateTagResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateTagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8905,6 +9233,8 @@ type CreateTagResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreateTagResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -8913,6 +9243,8 @@ type CreateTagResponse struct {
 	Headers401 *CreateTagResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateTagResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateTagResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8965,6 +9297,11 @@ func (r CreateTagResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateTagResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateTagResponse) GetBody() []byte {
 	return r.Body
@@ -9013,6 +9350,11 @@ type DeleteTagResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// DeleteTagResponse503Headers the declared response headers of an HTTP 503 response for DeleteTag
+type DeleteTagResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteTagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9028,12 +9370,16 @@ type DeleteTagResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *DeleteTagResponse204Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteTagResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteTagResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteTagResponse503Headers
 }
 
 // GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -9064,6 +9410,11 @@ func (r DeleteTagResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r DeleteTagResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteTagResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9114,6 +9465,11 @@ type GetTagResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// GetTagResponse503Headers the declared response headers of an HTTP 503 response for GetTag
+type GetTagResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9131,12 +9487,16 @@ type GetTagResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTagResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetTagResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTagResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTagResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9172,6 +9532,11 @@ func (r GetTagResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetTagResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTagResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9222,6 +9587,11 @@ type UpdateTagResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// UpdateTagResponse503Headers the declared response headers of an HTTP 503 response for UpdateTag
+type UpdateTagResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateTagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9245,12 +9615,16 @@ type UpdateTagResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateTagResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateTagResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateTagResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateTagResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9303,6 +9677,11 @@ func (r UpdateTagResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateTagResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdateTagResponse) GetBody() []byte {
 	return r.Body
@@ -9344,6 +9723,11 @@ type ListWebhooksResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListWebhooksResponse503Headers the declared response headers of an HTTP 503 response for ListWebhooks
+type ListWebhooksResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListWebhooksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9359,10 +9743,14 @@ type ListWebhooksResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListWebhooksResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhooksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhooksResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9393,6 +9781,11 @@ func (r ListWebhooksResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListWebhooksResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListWebhooksResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9436,6 +9829,11 @@ type CreateWebhookResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// CreateWebhookResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhook
+type CreateWebhookResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9455,10 +9853,14 @@ type CreateWebhookResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateWebhookResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -9499,6 +9901,11 @@ func (r CreateWebhookResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r CreateWebhookResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateWebhookResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9542,6 +9949,11 @@ type DeleteWebhookResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// DeleteWebhookResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhook
+type DeleteWebhookResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9557,10 +9969,14 @@ type DeleteWebhookResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteWebhookResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookResponse503Headers
 }
 
 // GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -9591,6 +10007,11 @@ func (r DeleteWebhookResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r DeleteWebhookResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteWebhookResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9634,6 +10055,11 @@ type GetWebhookResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// GetWebhookResponse503Headers the declared response headers of an HTTP 503 response for GetWebhook
+type GetWebhookResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9651,10 +10077,14 @@ type GetWebhookResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWebhookResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9690,6 +10120,11 @@ func (r GetWebhookResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetWebhookResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetWebhookResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9733,6 +10168,11 @@ type UpdateWebhookResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// UpdateWebhookResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhook
+type UpdateWebhookResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateWebhookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9754,10 +10194,14 @@ type UpdateWebhookResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateWebhookResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9805,6 +10249,11 @@ func (r UpdateWebhookResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
 }
 
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateWebhookResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdateWebhookResponse) GetBody() []byte {
 	return r.Body
@@ -9846,6 +10295,11 @@ type ListDeliveriesResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// ListDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListDeliveries
+type ListDeliveriesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9863,10 +10317,14 @@ type ListDeliveriesResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListDeliveriesResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDeliveriesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9902,6 +10360,11 @@ func (r ListDeliveriesResponse) GetApplicationProblemJSON429() *TooManyRequests 
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ListDeliveriesResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9945,6 +10408,11 @@ type GetDeliveryResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// GetDeliveryResponse503Headers the declared response headers of an HTTP 503 response for GetDelivery
+type GetDeliveryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetDeliveryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9962,10 +10430,14 @@ type GetDeliveryResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetDeliveryResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetDeliveryResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDeliveryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10001,6 +10473,11 @@ func (r GetDeliveryResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r GetDeliveryResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetDeliveryResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10044,6 +10521,11 @@ type RedeliverResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// RedeliverResponse503Headers the declared response headers of an HTTP 503 response for Redeliver
+type RedeliverResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RedeliverResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10063,10 +10545,14 @@ type RedeliverResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RedeliverResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RedeliverResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedeliverResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -10107,6 +10593,11 @@ func (r RedeliverResponse) GetApplicationProblemJSON429() *TooManyRequests {
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r RedeliverResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RedeliverResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10150,6 +10641,11 @@ type RotateWebhookSecretResponse429Headers struct {
 	RetryAfter      *int
 }
 
+// RotateWebhookSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookSecret
+type RotateWebhookSecretResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RotateWebhookSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10167,10 +10663,14 @@ type RotateWebhookSecretResponse struct {
 	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RotateWebhookSecretResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RotateWebhookSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookSecretResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10206,6 +10706,11 @@ func (r RotateWebhookSecretResponse) GetApplicationProblemJSON429() *TooManyRequ
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r RotateWebhookSecretResponse) GetApplicationProblemJSON500() *ServerError {
 	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RotateWebhookSecretResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11293,6 +11798,13 @@ func ParseListBreadcrumbsResponse(rsp *http.Response) (*ListBreadcrumbsResponse,
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -11330,6 +11842,16 @@ func ParseListBreadcrumbsResponse(rsp *http.Response) (*ListBreadcrumbsResponse,
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBreadcrumbsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11419,6 +11941,13 @@ func ParseAppendBreadcrumbResponse(rsp *http.Response) (*AppendBreadcrumbRespons
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -11456,6 +11985,16 @@ func ParseAppendBreadcrumbResponse(rsp *http.Response) (*AppendBreadcrumbRespons
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AppendBreadcrumbResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11516,6 +12055,13 @@ func ParseListCampaignsResponse(rsp *http.Response) (*ListCampaignsResponse, err
 			return nil, err
 		}
 		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -11578,6 +12124,16 @@ func ParseListCampaignsResponse(rsp *http.Response) (*ListCampaignsResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCampaignsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11646,6 +12202,13 @@ func ParseGetCampaignResponse(rsp *http.Response) (*GetCampaignResponse, error) 
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -11707,6 +12270,16 @@ func ParseGetCampaignResponse(rsp *http.Response) (*GetCampaignResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCampaignResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11767,6 +12340,13 @@ func ParseListCustomFieldsResponse(rsp *http.Response) (*ListCustomFieldsRespons
 			return nil, err
 		}
 		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -11829,6 +12409,16 @@ func ParseListCustomFieldsResponse(rsp *http.Response) (*ListCustomFieldsRespons
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCustomFieldsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11918,6 +12508,13 @@ func ParseCreateCustomFieldResponse(rsp *http.Response) (*CreateCustomFieldRespo
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -11979,6 +12576,16 @@ func ParseCreateCustomFieldResponse(rsp *http.Response) (*CreateCustomFieldRespo
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateCustomFieldResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12043,6 +12650,13 @@ func ParseDeleteCustomFieldResponse(rsp *http.Response) (*DeleteCustomFieldRespo
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12104,6 +12718,16 @@ func ParseDeleteCustomFieldResponse(rsp *http.Response) (*DeleteCustomFieldRespo
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteCustomFieldResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12172,6 +12796,13 @@ func ParseGetCustomFieldResponse(rsp *http.Response) (*GetCustomFieldResponse, e
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12233,6 +12864,16 @@ func ParseGetCustomFieldResponse(rsp *http.Response) (*GetCustomFieldResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomFieldResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12315,6 +12956,13 @@ func ParseUpdateCustomFieldResponse(rsp *http.Response) (*UpdateCustomFieldRespo
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12376,6 +13024,16 @@ func ParseUpdateCustomFieldResponse(rsp *http.Response) (*UpdateCustomFieldRespo
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateCustomFieldResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12508,6 +13166,13 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12531,6 +13196,16 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers WhoamiResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12625,6 +13300,13 @@ func ParseListPersonsResponse(rsp *http.Response) (*ListPersonsResponse, error) 
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12662,6 +13344,16 @@ func ParseListPersonsResponse(rsp *http.Response) (*ListPersonsResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPersonsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12751,6 +13443,13 @@ func ParseUpsertPersonResponse(rsp *http.Response) (*UpsertPersonResponse, error
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12788,6 +13487,16 @@ func ParseUpsertPersonResponse(rsp *http.Response) (*UpsertPersonResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpsertPersonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12863,6 +13572,13 @@ func ParseUpsertPersonsResponse(rsp *http.Response) (*UpsertPersonsResponse, err
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12900,6 +13616,16 @@ func ParseUpsertPersonsResponse(rsp *http.Response) (*UpsertPersonsResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpsertPersonsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12954,6 +13680,13 @@ func ParseExportPersonsResponse(rsp *http.Response) (*ExportPersonsResponse, err
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -12991,6 +13724,16 @@ func ParseExportPersonsResponse(rsp *http.Response) (*ExportPersonsResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportPersonsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13059,6 +13802,13 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -13096,6 +13846,16 @@ func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPersonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13185,6 +13945,13 @@ func ParseUpdatePersonResponse(rsp *http.Response) (*UpdatePersonResponse, error
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -13222,6 +13989,16 @@ func ParseUpdatePersonResponse(rsp *http.Response) (*UpdatePersonResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdatePersonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13304,6 +14081,13 @@ func ParseAddPersonTagsResponse(rsp *http.Response) (*AddPersonTagsResponse, err
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -13341,6 +14125,16 @@ func ParseAddPersonTagsResponse(rsp *http.Response) (*AddPersonTagsResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddPersonTagsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13405,6 +14199,13 @@ func ParseRemovePersonTagResponse(rsp *http.Response) (*RemovePersonTagResponse,
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -13442,6 +14243,16 @@ func ParseRemovePersonTagResponse(rsp *http.Response) (*RemovePersonTagResponse,
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RemovePersonTagResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13502,6 +14313,13 @@ func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error
 			return nil, err
 		}
 		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -13564,6 +14382,16 @@ func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListProjectsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13632,6 +14460,13 @@ func ParseGetProjectResponse(rsp *http.Response) (*GetProjectResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -13693,6 +14528,16 @@ func ParseGetProjectResponse(rsp *http.Response) (*GetProjectResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProjectResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13794,6 +14639,13 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -13855,6 +14707,16 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTagsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13944,6 +14806,13 @@ func ParseCreateTagResponse(rsp *http.Response) (*CreateTagResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14029,6 +14898,16 @@ func ParseCreateTagResponse(rsp *http.Response) (*CreateTagResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateTagResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14093,6 +14972,13 @@ func ParseDeleteTagResponse(rsp *http.Response) (*DeleteTagResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14154,6 +15040,16 @@ func ParseDeleteTagResponse(rsp *http.Response) (*DeleteTagResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteTagResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14222,6 +15118,13 @@ func ParseGetTagResponse(rsp *http.Response) (*GetTagResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14283,6 +15186,16 @@ func ParseGetTagResponse(rsp *http.Response) (*GetTagResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTagResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14372,6 +15285,13 @@ func ParseUpdateTagResponse(rsp *http.Response) (*UpdateTagResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14433,6 +15353,16 @@ func ParseUpdateTagResponse(rsp *http.Response) (*UpdateTagResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateTagResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14494,6 +15424,13 @@ func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14531,6 +15468,16 @@ func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhooksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14606,6 +15553,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14643,6 +15597,16 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14707,6 +15671,13 @@ func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, err
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14744,6 +15715,16 @@ func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14812,6 +15793,13 @@ func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14849,6 +15837,16 @@ func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14931,6 +15929,13 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -14968,6 +15973,16 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15036,6 +16051,13 @@ func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, e
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -15073,6 +16095,16 @@ func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15141,6 +16173,13 @@ func ParseGetDeliveryResponse(rsp *http.Response) (*GetDeliveryResponse, error) 
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -15178,6 +16217,16 @@ func ParseGetDeliveryResponse(rsp *http.Response) (*GetDeliveryResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDeliveryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15253,6 +16302,13 @@ func ParseRedeliverResponse(rsp *http.Response) (*RedeliverResponse, error) {
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -15290,6 +16346,16 @@ func ParseRedeliverResponse(rsp *http.Response) (*RedeliverResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RedeliverResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15358,6 +16424,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		}
 		response.ApplicationProblemJSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
 	}
 
 	switch {
@@ -15395,6 +16468,16 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
