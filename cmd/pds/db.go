@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
@@ -18,11 +19,19 @@ func isPostgres(database string) bool {
 
 // openStore opens the engine the --database value names, migrating it.
 func openStore(ctx context.Context, database string) (store.Store, error) {
+	return openServingStore(ctx, database, 0)
+}
+
+// openServingStore is openStore for a server whose requests give up on the
+// database after statementTimeout: on PostgreSQL the server ends their
+// statements then too (postgres.Options). SQLite's busy waits already end
+// with each call's context.
+func openServingStore(ctx context.Context, database string, statementTimeout time.Duration) (store.Store, error) {
 	if err := checkDatabase(database); err != nil {
 		return nil, err
 	}
 	if isPostgres(database) {
-		return postgres.Open(ctx, database)
+		return postgres.Open(ctx, database, postgres.Options{StatementTimeout: statementTimeout})
 	}
 	return sqlite.Open(ctx, database)
 }

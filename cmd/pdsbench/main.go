@@ -414,7 +414,7 @@ func seed(ctx context.Context, c config, engine, database, dir string, logf func
 
 func open(ctx context.Context, database string) (store.Store, error) {
 	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
-		return postgres.Open(ctx, database)
+		return postgres.Open(ctx, database, postgres.Options{})
 	}
 	return sqlite.Open(ctx, database)
 }

@@ -98,7 +98,7 @@ var Postgres = Engine{
 	Name:        "postgres",
 	NewDatabase: postgresSchema,
 	Open: func(t testing.TB, u string) store.Store {
-		st, err := postgres.Open(context.Background(), u)
+		st, err := postgres.Open(context.Background(), u, postgres.Options{})
 		if err != nil {
 			t.Fatalf("open postgres: %v", err)
 		}

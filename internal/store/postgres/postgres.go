@@ -11,6 +11,8 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"runtime"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -24,8 +26,40 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// Options tune the connections of a store that serves requests.
+type Options struct {
+	// StatementTimeout, when positive, has the server end any statement,
+	// or any wait for a lock, that runs longer (statement_timeout and
+	// lock_timeout of every session): a request that gave up at its
+	// deadline leaves no work running, or lock waiting, on the server. It
+	// does not apply to the migrations, which may take long.
+	StatementTimeout time.Duration
+}
+
+// defaultConnectTimeout bounds a connection attempt whose URL sets no
+// connect_timeout: a frozen server accepts the TCP connection and never
+// answers, and a pool that opens connections in the background would wait
+// for it forever.
+const defaultConnectTimeout = "5"
+
 // Open connects to the database at url and applies the migrations.
-func Open(ctx context.Context, url string) (store.Store, error) {
+func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
+	url, err := withDefault(url, "connect_timeout", defaultConnectTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, url); err != nil {
+		return nil, err
+	}
+	if t := opts.StatementTimeout; t > 0 {
+		ms := strconv.FormatInt(max(1, t.Milliseconds()), 10)
+		if url, err = WithSetting(url, "statement_timeout", ms); err != nil {
+			return nil, err
+		}
+		if url, err = WithSetting(url, "lock_timeout", ms); err != nil {
+			return nil, err
+		}
+	}
 	// Rate-limit counts may be lost in a crash, so their pool does not wait
 	// for the WAL flush (Store.SetCounterPool).
 	counterURL, err := WithSetting(url, "synchronous_commit", "off")
@@ -38,10 +72,6 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 	}
 	db.SetMaxOpenConns(poolSize())
 	db.SetMaxIdleConns(poolSize())
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
 	counter, err := sql.Open("pgx", counterURL)
 	if err != nil {
 		db.Close()

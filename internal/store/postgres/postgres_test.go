@@ -32,7 +32,7 @@ func TestConcurrentStartsMigrateOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := postgres.Open(context.Background(), db)
+			st, err := postgres.Open(context.Background(), db, postgres.Options{})
 			if err == nil {
 				err = st.Ping(context.Background())
 				st.Close()
@@ -136,7 +136,7 @@ func TestCloseTwice(t *testing.T) {
 	t.Parallel()
 	db := testenv.Postgres.NewDatabase(t)
 	for _, listen := range []bool{false, true} {
-		st, err := postgres.Open(context.Background(), db)
+		st, err := postgres.Open(context.Background(), db, postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,6 +44,15 @@ func WithSetting(raw, name, value string) (string, error) {
 	return u.String(), nil
 }
 
+// withDefault is WithSetting for a parameter the URL does not set already.
+func withDefault(raw, name, value string) (string, error) {
+	_, q, err := parseURL(raw)
+	if err != nil || q.Has(name) {
+		return raw, err
+	}
+	return WithSetting(raw, name, value)
+}
+
 // CheckURL reports what is wrong with a connection URL without
 // connecting: one that does not parse, or that pgx cannot read (a port
 // that is not a number, an unknown sslmode).

@@ -36,7 +36,7 @@ func TestMalformedURLRefused(t *testing.T) {
 		raw := live + "&" + bad
 		_, err := postgres.WithSetting(raw, "search_path", "s1")
 		check(t, "WithSetting", raw, err)
-		st, err := postgres.Open(ctx, raw)
+		st, err := postgres.Open(ctx, raw, postgres.Options{})
 		if err == nil {
 			st.Close()
 		}
