@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,6 +63,30 @@ type txJob struct {
 	// once (with alone) keeps the job out of any transaction shared with
 	// another job: fn cannot run a second time.
 	once bool
+	// state says whether the committer has begun running fn (taken),
+	// after which the caller waits for the answer, or the caller gave up
+	// waiting first (abandoned), after which fn never runs: fn sets the
+	// caller's results, which the caller must not read while fn runs.
+	state atomic.Int32
+}
+
+const (
+	jobQueued int32 = iota
+	jobTaken
+	jobAbandoned
+)
+
+// gone returns the error a job ends with without running fn: its caller's
+// context ended (and the caller may have stopped waiting). Otherwise the
+// job is taken: its caller waits for its answer from now on.
+func (j *txJob) gone() error {
+	if err := j.ctx.Err(); err != nil {
+		return err
+	}
+	if j.state.CompareAndSwap(jobQueued, jobTaken) || j.state.Load() == jobTaken {
+		return nil
+	}
+	return j.ctx.Err()
 }
 
 type committer struct {
@@ -156,7 +181,24 @@ func (c *committer) submit(j *txJob) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	err := <-j.done
+	// A caller whose deadline passes while its job waits for its turn (a
+	// batch held up by a lock another process holds, a disk that does not
+	// answer) stops waiting, and its fn never runs. Once fn runs, the
+	// caller waits for it: fn's statements run under the same context, so
+	// they end as soon as it does.
+	select {
+	case err := <-j.done:
+		return j.answered(err)
+	case <-ctx.Done():
+		if j.state.CompareAndSwap(jobQueued, jobAbandoned) {
+			return ctx.Err()
+		}
+		return j.answered(<-j.done)
+	}
+}
+
+// answered re-panics what fn panicked with, in its caller.
+func (j *txJob) answered(err error) error {
 	if j.panicked != nil {
 		panic(j.panicked)
 	}
@@ -370,7 +412,7 @@ gather:
 	}
 	live := jobs[:0]
 	for _, j := range jobs {
-		if err := j.ctx.Err(); err != nil {
+		if err := j.gone(); err != nil {
 			j.done <- err
 		} else {
 			live = append(live, j)
@@ -403,7 +445,7 @@ gather:
 // runAloneJob runs j in a transaction of its own, without a savepoint,
 // commits it and answers j.
 func (c *committer) runAloneJob(j *txJob) {
-	if err := j.ctx.Err(); err != nil {
+	if err := j.gone(); err != nil {
 		j.done <- err
 		return
 	}
@@ -438,7 +480,7 @@ func rollback(tx *sql.Tx, err error) error {
 // undone alone. A job whose context has ended does not run, writes nothing
 // and does not fail the batch.
 func (c *committer) runBare(q querier, j *txJob) error {
-	if j.err = j.ctx.Err(); j.err != nil {
+	if j.err = j.gone(); j.err != nil {
 		return nil
 	}
 	j.err = callJob(q, j)
@@ -451,7 +493,7 @@ func (c *committer) runBare(q querier, j *txJob) error {
 // is broken: the savepoint could not be released or rolled back to.
 func (c *committer) runJob(q querier, j *txJob) error {
 	ctx := context.Background()
-	if j.err = j.ctx.Err(); j.err != nil {
+	if j.err = j.gone(); j.err != nil {
 		return nil
 	}
 	if _, err := q.exec(ctx, `SAVEPOINT g`); err != nil {

@@ -2,7 +2,9 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -170,6 +172,57 @@ func TestGroupCommitCancelled(t *testing.T) {
 	}
 	if ran.Load() || rowsOf(t, st, 1) != 0 || rowsOf(t, st, 2) != 1 {
 		t.Fatal("a cancelled write ran")
+	}
+}
+
+// TestGroupCommitDeadlineWhileLocked: while another connection holds
+// SQLite's write lock (an import, a backup), a write's caller is answered
+// at its deadline, not after the busy timeout, and its function never
+// runs, even once the lock is free.
+func TestGroupCommitDeadlineWhileLocked(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "pds.db")
+	st := testenv.SQLite.Open(t, path).(*sqlstore.Store)
+	if err := st.InTx(context.Background(), func(exec func(string, ...any) error) error {
+		return exec(`CREATE TABLE gc_test (k INTEGER PRIMARY KEY, v TEXT NOT NULL)`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	lock, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(context.Background(), `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Bool
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	err = st.InTx(ctx, func(exec func(string, ...any) error) error {
+		ran.Store(true)
+		return exec(`INSERT INTO gc_test (k, v) VALUES (1, 'late')`)
+	})
+	if took := time.Since(began); !errors.Is(err, context.DeadlineExceeded) || took > 2*time.Second {
+		t.Fatalf("a write behind a held lock: %v after %s, want the deadline's error at the deadline", err, took)
+	}
+	if _, err := lock.ExecContext(context.Background(), `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	// The committer goes on with the next write once the lock is free.
+	if err := st.InTx(context.Background(), func(exec func(string, ...any) error) error {
+		return exec(`INSERT INTO gc_test (k, v) VALUES (2, 'after')`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() || rowsOf(t, st, 1) != 0 || rowsOf(t, st, 2) != 1 {
+		t.Fatalf("after the lock: the abandoned write ran %v, rows %d and %d", ran.Load(), rowsOf(t, st, 1), rowsOf(t, st, 2))
 	}
 }
 
