@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,8 +35,7 @@ Every command takes --database (PDS_DATABASE) and --json. Run "pds COMMAND -h" f
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := onSignals(os.Stderr)
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		var logged loggedError
 		if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &logged) {
@@ -43,6 +43,39 @@ func main() {
 		}
 		os.Exit(exitStatus(err))
 	}
+}
+
+// signalError is the cause of a context ended by a signal.
+type signalError struct{ signal os.Signal }
+
+func (e signalError) Error() string { return "stopped by " + e.signal.String() }
+
+// signalName names the signal behind a context's cause, "" for none.
+func signalName(cause error) string {
+	var sig signalError
+	if errors.As(cause, &sig) {
+		return sig.signal.String()
+	}
+	return ""
+}
+
+// onSignals returns a context that the first SIGINT or SIGTERM ends, with
+// a signalError as its cause, so that a command stops in order (pds serve
+// drains and finishes what is in flight). A second signal stops the
+// process at once: whoever sends it does not want to wait, and nothing
+// acknowledged is lost by stopping (every write commits before its answer).
+func onSignals(stderr io.Writer) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		cancel(signalError{sig})
+		sig = <-sigs
+		slog.New(slog.NewJSONHandler(stderr, nil)).Warn("second signal: stopping at once", "signal", sig.String())
+		os.Exit(1)
+	}()
+	return ctx
 }
 
 // exitStatus is 0 after -h, 2 for a usage error (a bad command line or

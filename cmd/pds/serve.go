@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/httpapi"
 	"github.com/pds-dev/pds/internal/metrics"
+	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
@@ -38,6 +40,8 @@ type serveConfig struct {
 	webhookPerSub       int
 	metricsAddr         string
 	shutdownGracePeriod time.Duration
+	shutdownDrain       time.Duration
+	databaseTimeout     time.Duration
 	tlsCert, tlsKey     string
 }
 
@@ -71,7 +75,12 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.IntVar(&cfg.webhookPerSub, "webhook-subscription-concurrency", webhook.DefaultPerSubscription,
 		"delivery attempts one instance runs at once for one subscription (a slow receiver holds no more)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (e.g. 127.0.0.1:9090); off when empty")
-	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish on SIGTERM")
+	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second,
+		"how long stopping may take, from the signal: the drain, then requests and webhook attempts in flight finish")
+	fs.DurationVar(&cfg.shutdownDrain, "shutdown-drain", 5*time.Second,
+		"on SIGTERM, how long to keep accepting requests while /readyz says 503, so a load balancer notices (not on Ctrl-C)")
+	fs.DurationVar(&cfg.databaseTimeout, "database-timeout", httpapi.DefaultDatabaseTimeout,
+		"how long one request's database work may take before it is refused with 503 (an export: each of its reads)")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM); needs --tls-key")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
 	return cfg
@@ -81,7 +90,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	if err := errors.Join(positive("rate-limit", cfg.rateLimit), positive("custom-field-limit", cfg.customFieldLimit),
 		positiveDuration("webhook-window", cfg.webhookWindow), positiveDuration("webhook-timeout", cfg.webhookTimeout),
-		positiveDuration("shutdown-grace", cfg.shutdownGracePeriod), checkDatabase(c.database)); err != nil {
+		positiveDuration("shutdown-grace", cfg.shutdownGracePeriod), positiveDuration("database-timeout", cfg.databaseTimeout),
+		drainWithinGrace(cfg.shutdownDrain, cfg.shutdownGracePeriod), checkDatabase(c.database)); err != nil {
 		return usageError{err}
 	}
 	hooks, err := webhookSettings(cfg)
@@ -121,11 +131,12 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		}
 	}()
 	hooks.Warn(log)
-	st, err := openStore(e.ctx, c.database)
+	st, err := openServingStore(e.ctx, c.database, cfg.databaseTimeout)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	outages := outage.New(log, clock.System{})
 	clk := clock.System{}
 	if err := e.bootstrap(st, clk, c.json, cfg.publicURL); err != nil {
 		return err
@@ -137,6 +148,8 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		CustomFieldLimit: cfg.customFieldLimit,
 		WebhookWindow:    cfg.webhookWindow,
 		Webhook:          hooks,
+		DatabaseTimeout:  cfg.databaseTimeout,
+		Outages:          outages,
 	}
 	var observer webhook.Observer
 	if metricsLn != nil {
@@ -155,11 +168,13 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	}
 	srv := httpapi.New(apiCfg, st, clk, limiterFor(st), log)
 
-	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log, observer)
+	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log, observer, outages)
 	if err != nil {
 		return err
 	}
+	fresh := &newConns{}
 	hs := &http.Server{
+		ConnState:         fresh.track,
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -169,33 +184,77 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		TLSConfig:         tlsConfig,
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "engine", st.Engine(), "public_url", cfg.publicURL, "tls", tlsConfig != nil)
+	api := newRetiringListener(ln)
 	errc := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {
-			errc <- hs.ServeTLS(ln, "", "")
+			errc <- hs.ServeTLS(api, "", "")
 			return
 		}
-		errc <- hs.Serve(ln)
+		errc <- hs.Serve(api)
 	}()
 
 	select {
 	case err := <-errc:
-		stopWebhooks(cfg.shutdownGracePeriod)
+		stopWebhooks(cfg.shutdownGracePeriod)()
 		return err
 	case <-e.ctx.Done():
 	}
-	log.Info("shutting down: finishing in-flight requests", "grace", cfg.shutdownGracePeriod.String())
+	return shutDown(log, srv, hs, api, fresh, stopWebhooks, cfg, context.Cause(e.ctx))
+}
+
+// shutDown shuts the server down in the order a load balancer needs. At once:
+// /readyz turns 503 and every answer asks its client to close the
+// connection (httpapi.Server.Drain), and the webhook worker starts no new
+// attempt and hands back the deliveries it claimed and has not started.
+// On SIGTERM the listener keeps accepting for the drain period, so that
+// requests sent before the balancer noticed are served; then it stops
+// accepting, and the requests and attempts in flight finish within what is
+// left of the grace.
+func shutDown(log *slog.Logger, srv *httpapi.Server, hs *http.Server, api net.Listener, fresh *newConns,
+	stopWebhooks func(time.Duration) func(), cfg serveConfig, cause error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGracePeriod)
 	defer cancel()
-	err = hs.Shutdown(ctx)
-	// The worker stops last: attempts in flight finish within what is left
-	// of the grace; whatever is not delivered yet waits in the database.
 	deadline, _ := ctx.Deadline()
-	stopWebhooks(time.Until(deadline))
-	if err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	srv.Drain()
+	webhooksStopped := stopWebhooks(cfg.shutdownGracePeriod)
+	drain := cfg.shutdownDrain
+	var sig signalError
+	if !errors.As(cause, &sig) || sig.signal != syscall.SIGTERM {
+		drain = 0 // Ctrl-C: nobody balances load onto a terminal
 	}
-	log.Info("stopped")
+	log.Info("shutting down: /readyz answers 503; accepting requests for the drain period, then finishing those in flight",
+		"signal", signalName(cause), "drain", drain.String(), "grace", cfg.shutdownGracePeriod.String())
+	time.Sleep(drain)
+	// No new connection from here; each one open is closed after its next
+	// answer (idle ones at once), and every request that reached the
+	// server is read before net/http starts shutting down, since it drops
+	// a request read after that unanswered.
+	if rl, ok := api.(*retiringListener); ok {
+		rl.retire()
+	}
+	hs.SetKeepAlivesEnabled(false)
+	fresh.waitRequests(time.Now().Add(min(time.Second, time.Until(deadline))))
+	err := hs.Shutdown(ctx)
+	// Attempts in flight finish within what is left of the grace; whatever
+	// is not delivered yet waits in the database.
+	webhooksStopped()
+	if err != nil {
+		return fmt.Errorf("shutdown: requests still in flight after --shutdown-grace %s: %w", cfg.shutdownGracePeriod, err)
+	}
+	log.Info("stopped", "took_ms", cfg.shutdownGracePeriod.Milliseconds()-time.Until(deadline).Milliseconds())
+	return nil
+}
+
+// drainWithinGrace refuses a drain period that leaves the requests in
+// flight no time to finish.
+func drainWithinGrace(drain, grace time.Duration) error {
+	if drain < 0 {
+		return badSetting("shutdown-drain", drain.String(), "must not be negative")
+	}
+	if drain >= grace {
+		return badSetting("shutdown-drain", drain.String(), "must be shorter than --shutdown-grace ("+grace.String()+")")
+	}
 	return nil
 }
 

@@ -34,6 +34,8 @@ var settingExamples = map[string]string{
 	"webhook-subscription-concurrency": "4",
 	"metrics-addr":                     "127.0.0.1:9090",
 	"shutdown-grace":                   "30s",
+	"shutdown-drain":                   "5s (or 0s to stop accepting at once)",
+	"database-timeout":                 "4s",
 	"tls-cert":                         "/etc/pds/cert.pem",
 	"tls-key":                          "/etc/pds/key.pem",
 	"account":                          "acc_01a209d69f8a9aba61380d0e",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/webhook"
 )
@@ -41,10 +42,12 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 }
 
 // startWebhooks runs the webhook worker of this instance until the returned
-// stop is called. stop lets attempts in flight finish and record their
-// outcome, waiting at most grace.
+// stop is called. stop has the worker start nothing more and hand back what
+// it claimed and has not started, at once; the function it returns waits
+// for the attempts in flight to finish and record their outcome, at most
+// until grace has passed since stop.
 func startWebhooks(st store.Store, r webhook.Renderer, clk clock.Clock, s webhook.Settings, log *slog.Logger,
-	obs webhook.Observer) (stop func(grace time.Duration), err error) {
+	obs webhook.Observer, outages *outage.Log) (stop func(grace time.Duration) (wait func()), err error) {
 	w, err := webhook.NewWorker(st, r, clk, s, log)
 	if err != nil {
 		return nil, err
@@ -52,18 +55,22 @@ func startWebhooks(st store.Store, r webhook.Renderer, clk clock.Clock, s webhoo
 	if obs != nil {
 		w.Observe(obs)
 	}
+	w.ReportOutages(outages)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		w.Run(ctx)
 	}()
-	return func(grace time.Duration) {
+	return func(grace time.Duration) func() {
 		cancel()
-		select {
-		case <-done:
-		case <-time.After(grace):
-			log.Warn("webhook attempts still in flight at shutdown; their leases expire and another instance retries them")
+		deadline := time.Now().Add(grace)
+		return func() {
+			select {
+			case <-done:
+			case <-time.After(time.Until(deadline)):
+				log.Warn("webhook attempts still in flight at shutdown; their leases expire and another instance retries them")
+			}
 		}
 	}, nil
 }

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// stopConnecting does nothing where the accept queue cannot be shrunk.
+func stopConnecting(uintptr) {}
