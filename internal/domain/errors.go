@@ -12,6 +12,21 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 )
 
+// UnauthorizedError is a 401: the key is missing, unknown, revoked or
+// expired; Detail says which. It matches ErrUnauthorized with errors.Is.
+type UnauthorizedError struct{ Detail string }
+
+func (e *UnauthorizedError) Error() string        { return e.Detail }
+func (e *UnauthorizedError) Is(target error) bool { return target == ErrUnauthorized }
+
+// ScopeError is a 403: the key is valid but lacks the scope an operation
+// requires (spec section 5.5).
+type ScopeError struct{ Scope Scope }
+
+func (e *ScopeError) Error() string {
+	return "This key lacks the scope " + string(e.Scope) + " that this operation requires."
+}
+
 // FieldError names one bad input: a body field (Pointer, a JSON pointer such
 // as "/email") or a query parameter (Parameter).
 type FieldError struct {

@@ -41,6 +41,15 @@ func (k *APIKey) HasScope(s Scope) bool {
 	return false
 }
 
+// Require is nil when the key grants s, else the *ScopeError that refuses
+// the operation.
+func (k *APIKey) Require(s Scope) error {
+	if k.HasScope(s) {
+		return nil
+	}
+	return &ScopeError{Scope: s}
+}
+
 // Usable tells whether the key may authenticate at time now.
 func (k *APIKey) Usable(now time.Time) bool {
 	if k.RevokedAt != nil {

@@ -112,12 +112,13 @@ func unavailableProblem(cause domain.Cause) refusal {
 // (bad input, a conflict, a missing resource, ...); nil for a failure.
 func problemFor(err error) *problem {
 	var (
-		ve *domain.ValidationError
-		ce *domain.ConflictError
-		fe *domain.ForbiddenError
-		le *domain.LimitError
-		nf *domain.NotFoundError
-		se *statusError
+		ve       *domain.ValidationError
+		ce       *domain.ConflictError
+		fe       *domain.ForbiddenError
+		le       *domain.LimitError
+		nf       *domain.NotFoundError
+		se       *statusError
+		scopeErr *domain.ScopeError
 	)
 	switch {
 	case errors.As(err, &se):
@@ -136,6 +137,10 @@ func problemFor(err error) *problem {
 		return p
 	case errors.As(err, &fe):
 		return newProblem(http.StatusForbidden, fe.Detail)
+	case errors.As(err, &scopeErr):
+		p := newProblem(http.StatusForbidden, scopeErr.Error())
+		p.MissingScope = scopeErr.Scope
+		return p
 	case errors.As(err, &le):
 		p := newProblem(http.StatusUnprocessableEntity, le.Detail)
 		p.Limit, p.Current = &le.Limit, &le.Current

@@ -196,11 +196,11 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 			if p, ok = s.authenticate(w, r); !ok {
 				return
 			}
-			if o.hasScope && !p.key.HasScope(o.scope) {
-				pr := newProblem(http.StatusForbidden, "This key lacks the scope "+string(o.scope)+" that this operation requires.")
-				pr.MissingScope = o.scope
-				writeProblem(w, r, pr)
-				return
+			if o.hasScope {
+				if err := p.key.Require(o.scope); err != nil {
+					s.writeError(w, r, err)
+					return
+				}
 			}
 			if !o.uncount && !s.rateLimit(w, r, p) {
 				return
