@@ -25,6 +25,7 @@ type Store interface {
 
 	Accounts
 	Keys
+	Consoles
 	RateCounter
 	Catalog
 	Persons
@@ -53,6 +54,22 @@ type Keys interface {
 	RevokeKey(ctx context.Context, keyID string, at time.Time) error
 	// TouchKey records the last use of a key.
 	TouchKey(ctx context.Context, keyID string, at time.Time) error
+}
+
+// Consoles keeps the console's sessions and one-time sign-in links. An
+// expired one is as absent as one that never was.
+type Consoles interface {
+	CreateConsoleSession(ctx context.Context, s domain.ConsoleSession) error
+	// ConsoleSession finds an unexpired session by the hash of its token
+	// (domain.ErrNotFound if none).
+	ConsoleSession(ctx context.Context, idHash []byte, now time.Time) (*domain.ConsoleSession, error)
+	// EndConsoleSession deletes a session; ending one that is gone is no
+	// error.
+	EndConsoleSession(ctx context.Context, idHash []byte) error
+	CreateConsoleLink(ctx context.Context, l domain.ConsoleLink) error
+	// TakeConsoleLink deletes an unexpired link and returns it: a link
+	// serves once (domain.ErrNotFound if none).
+	TakeConsoleLink(ctx context.Context, tokenHash []byte, now time.Time) (*domain.ConsoleLink, error)
 }
 
 // RateCounter keeps per-key request counts per fixed window, shared by every
