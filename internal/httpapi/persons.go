@@ -3,16 +3,16 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/params"
 	"github.com/pds-dev/pds/internal/personview"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
 // maxTagIDs bounds tag_ids on List Persons and Add Person Tags.
-const maxTagIDs = 100
+const maxTagIDs = params.MaxTagIDs
 
 // personWrite stamps a person write with the request time and the webhook
 // coalescing window, which the store's outbox needs.
@@ -139,35 +139,13 @@ func (s *Server) listPersons(w http.ResponseWriter, r *http.Request) error {
 func param[T any](v *T, err error) service.Param[T] { return service.Param[T]{Value: v, Err: err} }
 
 // nonEmptyParam reads an optional query parameter that, when given, must
-// not be empty.
+// not be empty (params.NonEmpty).
 func nonEmptyParam(r *http.Request, name string) (*string, error) {
-	q := query(r)
-	if !q.Has(name) {
-		return nil, nil
-	}
-	v := q.Get(name)
-	if v == "" {
-		return nil, domain.ParamError(name, "%s must not be empty when given.", name)
-	}
-	return &v, nil
+	return params.NonEmpty(query(r), name)
 }
 
-// tagIDsParam reads tag_ids, repeated (tag_ids=a&tag_ids=b) or
-// comma-separated (tag_ids=a,b) or both.
-func tagIDsParam(r *http.Request) ([]string, error) {
-	var ids []string
-	for _, v := range query(r)["tag_ids"] {
-		for _, id := range strings.Split(v, ",") {
-			if id = strings.TrimSpace(id); id != "" {
-				ids = append(ids, id)
-			}
-		}
-	}
-	if len(ids) > maxTagIDs {
-		return nil, domain.ParamError("tag_ids", "tag_ids may name at most %d tags; got %d.", maxTagIDs, len(ids))
-	}
-	return ids, nil
-}
+// tagIDsParam reads tag_ids (params.TagIDs).
+func tagIDsParam(r *http.Request) ([]string, error) { return params.TagIDs(query(r)) }
 
 // addPersonTags attaches live tags to a person and returns the person.
 func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {

@@ -9,19 +9,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pds-dev/pds/api"
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/params"
 )
 
 // PostgreSQL cannot hold a NUL character or bytes that are not UTF-8 in
 // text, and SQLite would store what PostgreSQL refuses; so such input is
 // refused at the door, the same on both engines, for every operation.
 
-func storable(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
+func storable(s string) bool { return params.Storable(s) }
 
 // listParams are the query parameters that may be repeated, one value each.
 var listParams = map[string]bool{"tag_ids": true}
