@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/console"
 	"github.com/pds-dev/pds/internal/httpapi"
 	"github.com/pds-dev/pds/internal/metrics"
 	"github.com/pds-dev/pds/internal/outage"
@@ -166,7 +167,12 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		defer ms.Close()
 		log.Info("serving metrics", "addr", metricsLn.Addr().String(), "path", "/metrics")
 	}
-	srv := httpapi.New(apiCfg, st, clk, limiterFor(st), log)
+	limiter := limiterFor(st)
+	apiCfg.Console = console.New(console.Config{
+		PublicURL: cfg.publicURL, RateLimit: cfg.rateLimit, CustomFieldLimit: cfg.customFieldLimit,
+		WebhookWindow: cfg.webhookWindow, Webhook: hooks, DatabaseTimeout: cfg.databaseTimeout, Outages: outages,
+	}, st, clk, limiter, log).Handler()
+	srv := httpapi.New(apiCfg, st, clk, limiter, log)
 
 	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log, observer, outages)
 	if err != nil {

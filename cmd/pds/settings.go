@@ -46,6 +46,8 @@ var settingExamples = map[string]string{
 	"forward-to":                       "http://localhost:3000/hook",
 	"port":                             "4000 (or 0 for any free port)",
 	"print-body":                       "true",
+	"valid":                            "10m",
+	"session":                          "8h",
 }
 
 // badSetting refuses value of flag in the user's words: the flag, its

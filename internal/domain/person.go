@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -113,6 +114,27 @@ func (u PersonUpdate) AsUpsert() PersonUpsert {
 // Identifiers are the identifiers the upsert gives, the ones it matches on.
 func (u PersonUpsert) Identifiers() Identifiers {
 	return Identifiers{ExternalID: u.ExternalID.Ptr(), Email: u.Email.Ptr(), FID: u.FID.Ptr()}
+}
+
+// MaxTagIDs bounds the tag ids of one Add Person Tags (and of one List
+// Persons tag filter).
+const MaxTagIDs = 100
+
+// CheckTagIDs holds Add Person Tags' tag_ids to its bounds: at least one, at
+// most MaxTagIDs, none empty.
+func CheckTagIDs(ids []string) error {
+	switch {
+	case len(ids) == 0:
+		return BodyError("/tag_ids", "tag_ids is required and must hold at least one tag id.")
+	case len(ids) > MaxTagIDs:
+		return BodyError("/tag_ids", "tag_ids may hold at most %d tag ids; got %d.", MaxTagIDs, len(ids))
+	}
+	for i, id := range ids {
+		if id == "" {
+			return BodyError("/tag_ids/"+strconv.Itoa(i), "Every item of tag_ids must be a non-empty tag id string.")
+		}
+	}
+	return nil
 }
 
 // MaxPersonText bounds every person text attribute, identifiers included.

@@ -41,6 +41,15 @@ func (k *APIKey) HasScope(s Scope) bool {
 	return false
 }
 
+// LimitOr is the key's own per-minute rate limit, or def, the server's
+// default, when it has none.
+func (k *APIKey) LimitOr(def int) int {
+	if k.RateLimit != nil {
+		return *k.RateLimit
+	}
+	return def
+}
+
 // Require is nil when the key grants s, else the *ScopeError that refuses
 // the operation.
 func (k *APIKey) Require(s Scope) error {

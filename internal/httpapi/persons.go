@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -10,9 +9,6 @@ import (
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
-
-// maxTagIDs bounds tag_ids on List Persons and Add Person Tags.
-const maxTagIDs = params.MaxTagIDs
 
 // personWrite stamps a person write with the request time and the webhook
 // coalescing window, which the store's outbox needs.
@@ -156,18 +152,14 @@ func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	switch {
-	case len(body.TagIDs) == 0:
-		return domain.BodyError("/tag_ids", "tag_ids is required and must hold at least one tag id.")
-	case len(body.TagIDs) > maxTagIDs:
-		return domain.BodyError("/tag_ids", "tag_ids may hold at most %d tag ids; got %d.", maxTagIDs, len(body.TagIDs))
-	}
 	ids := make([]string, len(body.TagIDs))
 	for i, id := range body.TagIDs {
-		if id == nil || *id == "" {
-			return domain.BodyError(fmt.Sprintf("/tag_ids/%d", i), "Every item of tag_ids must be a non-empty tag id string.")
+		if id != nil {
+			ids[i] = *id // a null item stays "", which the check refuses
 		}
-		ids[i] = *id
+	}
+	if err := domain.CheckTagIDs(ids); err != nil {
+		return err
 	}
 	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), ids, s.personWrite())
 	if err != nil {

@@ -9,12 +9,7 @@ import (
 )
 
 // keyLimit is the key's own per-minute limit or the server default.
-func (s *Server) keyLimit(p *principal) int {
-	if p.key.RateLimit != nil {
-		return *p.key.RateLimit
-	}
-	return s.cfg.RateLimit
-}
+func (s *Server) keyLimit(p *principal) int { return p.key.LimitOr(s.cfg.RateLimit) }
 
 // rateLimit counts the request and writes the RateLimit headers
 // (draft-ietf-httpapi-ratelimit-headers); over the budget it answers 429.
@@ -25,7 +20,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *principal)
 		s.writeError(w, r, err)
 		return false
 	}
-	reset := max(1, int(d.Reset.Sub(now).Seconds()+0.999))
+	reset := d.ResetIn(now)
 	w.Header().Set("RateLimit-Policy", fmt.Sprintf(`"per-key";q=%d;w=%d`, d.Limit, int(ratelimit.Window.Seconds())))
 	w.Header().Set("RateLimit", fmt.Sprintf(`"per-key";r=%d;t=%d`, d.Remaining, reset))
 	if !d.Allowed {
@@ -33,8 +28,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *principal)
 			s.cfg.Metrics.RateLimited()
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(reset))
-		writeProblem(w, r, newProblem(http.StatusTooManyRequests,
-			fmt.Sprintf("This key has used its %d requests for this minute; retry after %d seconds.", d.Limit, reset)))
+		writeProblem(w, r, newProblem(http.StatusTooManyRequests, d.Refusal(now)))
 		return false
 	}
 	return true

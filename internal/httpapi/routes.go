@@ -1,5 +1,7 @@
 package httpapi
 
+import "net/http"
+
 // routes registers every operation with the scope it requires (spec section
 // 4 and decisions.md section 1). Each resource's file registers its own.
 func (s *Server) routes() {
@@ -14,4 +16,11 @@ func (s *Server) routes() {
 	s.catalogRoutes()
 	s.personRoutes()
 	s.webhookRoutes()
+
+	if s.cfg.Console != nil {
+		// Not operations of the contract: the console's pages, which guard
+		// themselves (a session that acts as a key).
+		s.mux.Handle("/console/", s.cfg.Console)
+		s.mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	}
 }

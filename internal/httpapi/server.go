@@ -40,6 +40,10 @@ type Config struct {
 	// Outages, when set, hears of every request refused because the
 	// database could not serve it, and of every request served.
 	Outages *outage.Log
+	// Console, when set, serves every path under /console/ (the browser
+	// console, internal/console), behind the same request ids, logs,
+	// metrics and drain as the API.
+	Console http.Handler
 }
 
 // DefaultDatabaseTimeout leaves a request refused for a frozen database

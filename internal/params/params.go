@@ -21,8 +21,6 @@ const (
 	// legitimate query (tag_ids at its bound of 100 plus the page and
 	// filters) is far below it.
 	maxParams = 1000
-	// MaxTagIDs bounds tag_ids on List Persons and Add Person Tags.
-	MaxTagIDs = 100
 )
 
 // Storable says whether s is text every engine can hold: PostgreSQL cannot
@@ -129,8 +127,8 @@ func TagIDs(q url.Values) ([]string, error) {
 			}
 		}
 	}
-	if len(ids) > MaxTagIDs {
-		return nil, domain.ParamError("tag_ids", "tag_ids may name at most %d tags; got %d.", MaxTagIDs, len(ids))
+	if len(ids) > domain.MaxTagIDs {
+		return nil, domain.ParamError("tag_ids", "tag_ids may name at most %d tags; got %d.", domain.MaxTagIDs, len(ids))
 	}
 	return ids, nil
 }

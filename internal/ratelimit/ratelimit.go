@@ -5,6 +5,7 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,16 @@ type Limiter interface {
 }
 
 func windowStart(now time.Time) time.Time { return now.Truncate(Window) }
+
+// ResetIn is the whole seconds until the window ends, at least 1: what
+// RateLimit's t and a refusal's Retry-After say.
+func (d Decision) ResetIn(now time.Time) int { return max(1, int(d.Reset.Sub(now).Seconds()+0.999)) }
+
+// Refusal is the sentence that refuses a request over the budget, the
+// same from every face.
+func (d Decision) Refusal(now time.Time) string {
+	return fmt.Sprintf("This key has used its %d requests for this minute; retry after %d seconds.", d.Limit, d.ResetIn(now))
+}
 
 func decide(count, limit int, now time.Time) Decision {
 	return Decision{

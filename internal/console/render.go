@@ -1,0 +1,240 @@
+package console
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/params"
+	"github.com/pds-dev/pds/internal/problems"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed assets
+var assetFiles embed.FS
+
+// csp keeps every page to its own stylesheet: no script runs (none is
+// needed), nothing loads from elsewhere, no form posts elsewhere, and no
+// other site may frame a page.
+const csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+func secureHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+// view is what every page's template gets.
+type view struct {
+	Title string
+	V     *viewer
+	// CSRF is the session's token, for every form.
+	CSRF string
+	// Problem is the API's problem for what was just refused, and
+	// FieldErrors its errors by form field (a pointer's first segment).
+	Problem     *problems.Problem
+	FieldErrors map[string]string
+	// Notice says what the last action did.
+	Notice string
+	Data   any
+	// Stylesheet is the stylesheet's versioned path.
+	Stylesheet string
+}
+
+// FieldError is the problem's error for one form field, "" when none.
+func (v view) FieldError(name string) string { return v.FieldErrors[name] }
+
+type pages map[string]*template.Template
+
+// stamp shows a time to the second, in UTC; "—" for none.
+func stamp(t any) string {
+	switch t := t.(type) {
+	case time.Time:
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	case domain.Time:
+		return stamp(t.Time)
+	case *time.Time:
+		if t != nil {
+			return stamp(*t)
+		}
+	case *domain.Time:
+		if t != nil {
+			return stamp(t.Time)
+		}
+	}
+	return "—"
+}
+
+// fieldView is one labelled text field of a form, with the problem's
+// error for it.
+type fieldView struct {
+	Name, Label, Value, Error string
+	// Kind is "" for a line, "list" for one item a line.
+	Kind string
+}
+
+var funcs = template.FuncMap{
+	"when": stamp,
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"join":   strings.Join,
+	"hasTag": func(ids []string, id string) bool { return slices.Contains(ids, id) },
+	"hasKey": func(m map[string]string, k string) bool { _, ok := m[k]; return ok },
+	// personFields are the attributes Update Person writes, by form name.
+	"personFields": func() map[string]string {
+		return map[string]string{"email": "Email", "first_name": "First name", "last_name": "Last name", "phone": "Phone"}
+	},
+	"dataTypes": func() []string { return domain.CustomFieldDataTypes },
+	"formTypes": func() []string { return domain.CustomFieldFormTypes },
+	"field": func(v view, name, label, value, kind string) fieldView {
+		return fieldView{Name: name, Label: label, Value: value, Error: v.FieldErrors[name], Kind: kind}
+	},
+}
+
+// mustParsePages parses each page with the layout it fills.
+func mustParsePages() pages {
+	out := pages{}
+	names, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		name := strings.TrimSuffix(path.Base(n), ".html")
+		if name == "layout" {
+			continue
+		}
+		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", n))
+	}
+	return out
+}
+
+// render writes a page in the layout, with status.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, v *viewer, status int, page, title string, data any) {
+	s.write(w, status, page, s.viewFor(r, v, title, data))
+}
+
+func (s *Server) viewFor(r *http.Request, v *viewer, title string, data any) view {
+	vw := view{Title: title, V: v, Data: data, Stylesheet: stylesheetPath(), Notice: notices[values(r).Get("done")]}
+	if v != nil {
+		vw.CSRF = v.session.CSRF
+	}
+	return vw
+}
+
+// notices say what an action did, on the page it leads back to (a fixed
+// sentence per action: nothing a link's author writes is shown).
+var notices = map[string]string{
+	"saved":       "Saved.",
+	"tagged":      "Tag attached.",
+	"untagged":    "Tag detached.",
+	"created":     "Created.",
+	"archived":    "Archived.",
+	"deleted":     "Deleted.",
+	"redelivered": "Redelivery queued: it is attempted at once.",
+}
+
+// done ends an action that changed something: back to a page (303, so a
+// reload does not send the form again), saying what was done.
+func (s *Server) done(w http.ResponseWriter, r *http.Request, to, notice string) error {
+	sep := "?"
+	if strings.Contains(to, "?") {
+		sep = "&"
+	}
+	http.Redirect(w, r, to+sep+"done="+notice, http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) write(w http.ResponseWriter, status int, page string, vw view) {
+	var buf bytes.Buffer
+	if err := s.pages[page].ExecuteTemplate(&buf, "layout", vw); err != nil {
+		s.log.Error("console template", "page", page, "error", err.Error())
+		http.Error(w, "The page could not be drawn.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderProblem draws a form's page again with the problem that refused
+// it, each field's error beside the field.
+func (s *Server) renderProblem(w http.ResponseWriter, r *http.Request, v *viewer, p *problems.Problem, page, title string, data any) {
+	vw := s.viewFor(r, v, title, data)
+	vw.Problem, vw.FieldErrors = p, fieldErrors(p)
+	s.write(w, p.Status, page, vw)
+}
+
+// fieldErrors indexes a problem's errors by form field: the first segment
+// of a body pointer ("/custom_fields/plan" is field custom_fields.plan), or
+// a query parameter.
+func fieldErrors(p *problems.Problem) map[string]string {
+	out := map[string]string{}
+	for _, e := range p.Errors {
+		name := e.Parameter
+		if e.Pointer != "" {
+			name = strings.ReplaceAll(strings.TrimPrefix(e.Pointer, "/"), "/", ".")
+		}
+		if _, dup := out[name]; !dup {
+			out[name] = e.Detail
+		}
+	}
+	return out
+}
+
+// showProblem draws the error page of a problem.
+func (s *Server) showProblem(w http.ResponseWriter, r *http.Request, v *viewer, p *problems.Problem) {
+	p.RequestID = w.Header().Get("X-Request-Id")
+	s.renderProblem(w, r, v, p, "problem", p.Title, nil)
+}
+
+// notFound answers a console path that names no page, as an absent id.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.showProblem(w, r, nil, problems.For(domain.ErrNotFound))
+}
+
+// assetVersion is the stylesheet's hash, in its path: a new binary's
+// stylesheet has a new path, so the old one may be cached for a year.
+var assetVersion = func() string {
+	b, err := assetFiles.ReadFile("assets/console.css")
+	if err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}()
+
+func stylesheetPath() string { return Prefix + "/assets/console.css?v=" + assetVersion }
+
+// asset serves the embedded stylesheet.
+func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	b, err := assetFiles.ReadFile("assets/" + name)
+	if err != nil || path.Ext(name) != ".css" {
+		s.notFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	if q, err := params.Parse(r.URL.RawQuery); err == nil && q.Get("v") == assetVersion {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+	}
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,186 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/params"
+	"github.com/pds-dev/pds/internal/problems"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
+)
+
+// cookieName is the session cookie: a random token, never the key.
+const cookieName = "pds_console"
+
+// newToken is 32 random bytes, URL-safe: a session's cookie, a form's
+// token, a sign-in link.
+func newToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hashToken is what the database keeps of a token.
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+func sessionToken(r *http.Request) string {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// secure says whether the cookie may travel over this connection only
+// when encrypted: served over TLS here, or behind a proxy that says so.
+func secure(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+func setSessionCookie(w http.ResponseWriter, r *http.Request, token string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: Prefix, Expires: expires,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
+}
+
+func clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
+}
+
+// endedReason names, for the sign-in page, why a key ended a session.
+func endedReason(ue *domain.UnauthorizedError) string {
+	switch {
+	case strings.Contains(ue.Detail, "revoked"):
+		return "revoked"
+	case strings.Contains(ue.Detail, "expired"):
+		return "expired"
+	}
+	return "invalid"
+}
+
+// endedNotices are what the sign-in page says for each reason.
+var endedNotices = map[string]string{
+	"revoked":   "The key this session acted as has been revoked; sign in with another.",
+	"expired":   "The key this session acted as has expired; sign in with another.",
+	"invalid":   "The key this session acted as is no longer valid; sign in with another.",
+	"signedout": "Signed out.",
+}
+
+type signInView struct {
+	Notice string
+}
+
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
+	q, err := params.Parse(r.URL.RawQuery)
+	if err != nil {
+		s.showProblem(w, r, nil, problems.For(err))
+		return
+	}
+	s.render(w, r, nil, http.StatusOK, "signin", "Sign in", signInView{Notice: endedNotices[q.Get("ended")]})
+}
+
+// signIn checks a key by the API's rules and starts a session that acts as
+// it. The key itself is dropped once checked: the session names it by its
+// hash.
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	if err := sameOrigin(r); err != nil {
+		s.showProblem(w, r, nil, problems.For(err))
+		return
+	}
+	form, err := formBody(r)
+	if err != nil {
+		s.showProblem(w, r, nil, problems.For(err))
+		return
+	}
+	secret := strings.TrimSpace(form.Get("key"))
+	key, err := service.Authenticate(r.Context(), s.store, secret, s.now())
+	var ue *domain.UnauthorizedError
+	if errors.As(err, &ue) || secret == "" {
+		detail := "Paste an API key (pds_…)."
+		if ue != nil {
+			detail = ue.Detail
+		}
+		p := problems.New(http.StatusUnauthorized, detail)
+		p.Errors = []domain.FieldError{{Pointer: "/key", Detail: detail}}
+		s.renderProblem(w, r, nil, p, "signin", "Sign in", signInView{})
+		return
+	}
+	if err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	s.startSession(w, r, key.AccountID, key.Hash)
+}
+
+// followLink starts a session from a one-time link (pds console link).
+func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
+	link, err := s.store.TakeConsoleLink(r.Context(), hashToken(r.PathValue("token")), s.now())
+	if err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	if _, err := service.ActiveKey(r.Context(), s.store, link.KeyHash, s.now()); err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	s.startSession(w, r, link.AccountID, link.KeyHash)
+}
+
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, account string, keyHash []byte) {
+	now := s.now()
+	token := newToken()
+	cs := domain.ConsoleSession{IDHash: hashToken(token), AccountID: account, KeyHash: keyHash, CSRF: newToken(),
+		CreatedAt: now, ExpiresAt: now.Add(s.cfg.SessionTTL)}
+	if err := s.store.CreateConsoleSession(r.Context(), cs); err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	setSessionCookie(w, r, token, cs.ExpiresAt)
+	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+}
+
+// signOut ends the session. It needs the session's form token, so that no
+// other site can sign a visitor out.
+func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
+	v, err := s.viewerOf(w, r)
+	if err != nil {
+		clearSessionCookie(w, r)
+		http.Redirect(w, r, Prefix+"/sign-in", http.StatusSeeOther)
+		return
+	}
+	if _, err := s.readForm(r, v); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	if err := s.store.EndConsoleSession(r.Context(), v.session.IDHash); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	clearSessionCookie(w, r)
+	http.Redirect(w, r, Prefix+"/sign-in?ended=signedout", http.StatusSeeOther)
+}
+
+// MintLink stores a one-time sign-in link that starts a session acting as
+// the key whose hash is keyHash, and returns its path under the server's
+// public URL. The token is in the path, shown once; the database keeps
+// its hash.
+func MintLink(ctx context.Context, st store.Consoles, accountID string, keyHash []byte, now time.Time, ttl time.Duration) (string, error) {
+	token := newToken()
+	err := st.CreateConsoleLink(ctx, domain.ConsoleLink{TokenHash: hashToken(token), AccountID: accountID, KeyHash: keyHash,
+		ExpiresAt: now.Add(ttl)})
+	if err != nil {
+		return "", err
+	}
+	return Prefix + "/link/" + token, nil
+}

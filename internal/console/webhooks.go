@@ -1,0 +1,3 @@
+package console
+
+func (s *Server) webhookRoutes() {}
