@@ -48,8 +48,11 @@ func secure(r *http.Request) bool {
 	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
-func setSessionCookie(w http.ResponseWriter, r *http.Request, token string, expires time.Time) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: Prefix, Expires: expires,
+// setSessionCookie gives the browser the session's token for as long as
+// the session lasts (Max-Age: relative, so the browser's clock does not
+// matter).
+func setSessionCookie(w http.ResponseWriter, r *http.Request, token string, ttl time.Duration) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: Prefix, MaxAge: int(ttl.Seconds()),
 		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 }
 
@@ -146,7 +149,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, account st
 		s.fail(w, r, nil, err)
 		return
 	}
-	setSessionCookie(w, r, token, cs.ExpiresAt)
+	setSessionCookie(w, r, token, s.cfg.SessionTTL)
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 }
 

@@ -1,0 +1,333 @@
+package console_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/console"
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/httpapi"
+	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+var start = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+// env is pds serve's handler (the API with the console mounted) on a real
+// database.
+type env struct {
+	t     *testing.T
+	st    store.Store
+	clock *clock.Fake
+	url   string
+}
+
+func newEnv(t *testing.T, eng testenv.Engine) *env {
+	t.Helper()
+	st := eng.NewStore(t)
+	clk := clock.NewFake(start)
+	lim := ratelimit.NewMemory()
+	log := slog.New(slog.DiscardHandler)
+	cons := console.New(console.Config{PublicURL: "https://pds.test"}, st, clk, lim, log)
+	api := httpapi.New(httpapi.Config{PublicURL: "https://pds.test", Console: cons.Handler()}, st, clk, lim, log)
+	hs := httptest.NewServer(api.Handler())
+	t.Cleanup(hs.Close)
+	return &env{t: t, st: st, clock: clk, url: hs.URL}
+}
+
+func (e *env) account() string {
+	e.t.Helper()
+	id := domain.NewID("acc")
+	if err := e.st.CreateAccount(context.Background(), domain.Account{ID: id, Name: "test", CreatedAt: start}); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+func (e *env) key(account string, scopes ...domain.Scope) (string, domain.APIKey) {
+	e.t.Helper()
+	if len(scopes) == 0 {
+		scopes = domain.AllScopes
+	}
+	k, full, err := service.MintKey(context.Background(), e.st, service.KeyRequest{AccountID: account, Scopes: scopes}, e.clock.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return full, k
+}
+
+// browser is a client with its own cookies, as a browser keeps them.
+type browser struct {
+	e *env
+	c *http.Client
+}
+
+func (e *env) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{e: e, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+type page struct {
+	status   int
+	location string
+	header   http.Header
+	body     string
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.e.t.Helper()
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return page{status: res.StatusCode, location: res.Header.Get("Location"), header: res.Header, body: string(raw)}
+}
+
+func (b *browser) get(path string) page {
+	req, _ := http.NewRequest("GET", b.e.url+path, nil)
+	return b.do(req)
+}
+
+// post sends a form as a console page of the server would.
+func (b *browser) post(path string, form url.Values, header ...string) page {
+	req, _ := http.NewRequest("POST", b.e.url+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return b.do(req)
+}
+
+func (b *browser) signIn(key string) {
+	b.e.t.Helper()
+	p := b.post("/console/sign-in", url.Values{"key": {key}})
+	if p.status != http.StatusSeeOther || p.location != "/console/" {
+		b.e.t.Fatalf("sign in: %d to %q: %s", p.status, p.location, p.body)
+	}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf is the form token of the page at path.
+func (b *browser) csrf(path string) string {
+	b.e.t.Helper()
+	m := csrfField.FindStringSubmatch(b.get(path).body)
+	if m == nil {
+		b.e.t.Fatalf("no form token on %s", path)
+	}
+	return m[1]
+}
+
+func TestSessionActsAsItsKey(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		e := newEnv(t, eng)
+		acc := e.account()
+		full, key := e.key(acc)
+
+		b := e.browser()
+		if p := b.get("/console/"); p.status != http.StatusSeeOther || p.location != "/console/sign-in" {
+			t.Fatalf("a page without a session: %d to %q", p.status, p.location)
+		}
+		if p := b.post("/console/sign-in", url.Values{"key": {full + "x"}}); p.status != http.StatusUnauthorized ||
+			!strings.Contains(p.body, "The API key is not valid.") || !strings.Contains(p.body, `id="key-error"`) {
+			t.Fatalf("a wrong key: %d %s", p.status, p.body)
+		}
+		p := b.post("/console/sign-in", url.Values{"key": {full}})
+		cookie := p.header.Get("Set-Cookie")
+		for _, want := range []string{"pds_console=", "Path=/console", "HttpOnly", "SameSite=Strict"} {
+			if !strings.Contains(cookie, want) {
+				t.Errorf("session cookie %q lacks %s", cookie, want)
+			}
+		}
+		if strings.Contains(cookie, full) || strings.Contains(cookie, strings.TrimPrefix(key.Prefix, "pds_")) {
+			t.Errorf("the session cookie holds the key: %q", cookie)
+		}
+		home := b.get("/console/")
+		if home.status != 200 || !strings.Contains(home.body, acc) || !strings.Contains(home.body, key.Prefix) {
+			t.Fatalf("overview: %d %s", home.status, home.body)
+		}
+		if csp := home.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "script-src") {
+			t.Errorf("Content-Security-Policy %q", csp)
+		}
+
+		// Signing out ends the session: its cookie opens nothing any more.
+		old := *b.c.Jar.(*cookiejar.Jar)
+		if p := b.post("/console/sign-out", url.Values{"csrf": {b.csrf("/console/")}}); p.status != http.StatusSeeOther {
+			t.Fatalf("sign out: %d", p.status)
+		}
+		stale := &browser{e: e, c: &http.Client{Jar: &old, CheckRedirect: b.c.CheckRedirect}}
+		if p := stale.get("/console/"); p.status != http.StatusSeeOther {
+			t.Fatalf("the ended session's cookie: %d", p.status)
+		}
+
+		// A key revoked meanwhile ends its session on the next page.
+		b.signIn(full)
+		if err := e.st.RevokeKey(context.Background(), key.ID, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if p := b.get("/console/persons"); p.status != http.StatusSeeOther || p.location != "/console/sign-in?ended=revoked" {
+			t.Fatalf("after revocation: %d to %q", p.status, p.location)
+		}
+		if p := b.get("/console/sign-in?ended=revoked"); !strings.Contains(p.body, "has been revoked") {
+			t.Fatalf("the sign-in page does not say why: %s", p.body)
+		}
+	})
+}
+
+func TestSessionExpires(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testenv.SQLite)
+	full, _ := e.key(e.account())
+	b := e.browser()
+	b.signIn(full)
+	e.clock.Advance(8*time.Hour + time.Second)
+	if p := b.get("/console/"); p.status != http.StatusSeeOther || p.location != "/console/sign-in" {
+		t.Fatalf("after the session's life: %d to %q", p.status, p.location)
+	}
+}
+
+func TestReadOnlyKeyIsOfferedAndAllowedOnlyReads(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		e := newEnv(t, eng)
+		acc := e.account()
+		writer, _ := e.key(acc)
+		reader, _ := e.key(acc, domain.ScopePersonsRead, domain.ScopeTagsRead)
+		p, _, err := e.st.UpsertPerson(context.Background(), acc, domain.PersonUpsert{
+			Email: domain.Opt[string]{Set: true, Value: "ada@example.com"}}, store.Write{Now: e.clock.Now(), Window: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := e.browser()
+		w.signIn(writer)
+		if body := w.get("/console/persons/" + p.ID).body; !strings.Contains(body, `id="edit-heading"`) {
+			t.Fatal("a writing key sees no edit form")
+		}
+
+		r := e.browser()
+		r.signIn(reader)
+		view := r.get("/console/persons/" + p.ID)
+		if view.status != 200 || strings.Contains(view.body, `id="edit-heading"`) || strings.Contains(view.body, "Attach") {
+			t.Fatalf("a reading key's person page: %d, with edit controls", view.status)
+		}
+		if tags := r.get("/console/tags").body; strings.Contains(tags, "New tag") {
+			t.Fatal("a reading key is offered to create tags")
+		}
+		if nav := view.body; strings.Contains(nav, "/console/webhooks") {
+			t.Fatal("a key without webhooks:read is offered the webhooks")
+		}
+		// A forged post, with the session's own token, is the API's 403.
+		token := r.csrf("/console/persons/" + p.ID)
+		forged := r.post("/console/persons/"+p.ID, url.Values{"csrf": {token}, "first_name": {"Mallory"}})
+		if forged.status != http.StatusForbidden || !strings.Contains(forged.body, "lacks the scope persons:write") {
+			t.Fatalf("a forged edit: %d %s", forged.status, forged.body)
+		}
+		if got, _ := e.st.GetPerson(context.Background(), acc, p.ID); got.FirstName != nil {
+			t.Fatal("the forged edit changed the person")
+		}
+		if page := r.get("/console/custom-fields"); page.status != http.StatusForbidden {
+			t.Fatalf("a page the key may not read: %d", page.status)
+		}
+	})
+}
+
+func TestAnotherAccountsIDsAreAbsent(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		e := newEnv(t, eng)
+		a, b := e.account(), e.account()
+		p, _, err := e.st.UpsertPerson(context.Background(), a, domain.PersonUpsert{
+			Email: domain.Opt[string]{Set: true, Value: "ada@example.com"}}, store.Write{Now: e.clock.Now(), Window: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyB, _ := e.key(b)
+		br := e.browser()
+		br.signIn(keyB)
+		foreign := br.get("/console/persons/" + p.ID)
+		absent := br.get("/console/persons/per_0000000000000000000000")
+		strip := regexp.MustCompile(`req_[0-9a-f]+|per_[0-9a-f]+`)
+		if foreign.status != http.StatusNotFound || strip.ReplaceAllString(foreign.body, "") != strip.ReplaceAllString(absent.body, "") {
+			t.Fatalf("another account's person: %d, not the page of an absent id", foreign.status)
+		}
+		if strings.Contains(foreign.body, "ada@example.com") {
+			t.Fatal("another account's person shows")
+		}
+		// Nor may a form of B's session change A's person.
+		token := br.csrf("/console/")
+		if p := br.post("/console/persons/"+p.ID, url.Values{"csrf": {token}, "first_name": {"Eve"}}); p.status != http.StatusNotFound {
+			t.Fatalf("editing another account's person: %d", p.status)
+		}
+	})
+}
+
+func TestFormsFromElsewhereAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testenv.SQLite)
+	acc := e.account()
+	full, _ := e.key(acc)
+	b := e.browser()
+	b.signIn(full)
+	token := b.csrf("/console/tags")
+	for _, c := range []struct {
+		name   string
+		form   url.Values
+		header []string
+	}{
+		{"no token", url.Values{"name": {"x1"}, "context": {"person"}}, nil},
+		{"another token", url.Values{"csrf": {"forged"}, "name": {"x2"}, "context": {"person"}}, nil},
+		{"another site (Sec-Fetch-Site)", url.Values{"csrf": {token}, "name": {"x3"}, "context": {"person"}}, []string{"Sec-Fetch-Site", "cross-site"}},
+		{"another site (Origin)", url.Values{"csrf": {token}, "name": {"x4"}, "context": {"person"}}, []string{"Origin", "https://evil.example"}},
+	} {
+		if p := b.post("/console/tags", c.form, c.header...); p.status != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", c.name, p.status)
+		}
+	}
+	if p := b.post("/console/tags", url.Values{"csrf": {token}, "name": {"kept"}, "context": {"person"}}, "Sec-Fetch-Site", "same-origin"); p.status != http.StatusSeeOther {
+		t.Fatalf("the console's own form: %d %s", p.status, p.body)
+	}
+	tags, _, err := e.st.ListTags(context.Background(), acc, nil, domain.PageRequest{Page: 1, Size: 10})
+	if err != nil || len(tags) != 1 || tags[0].Name != "kept" {
+		t.Fatalf("tags made: %+v, %v; want only the console's own form's", tags, err)
+	}
+}
+
+func TestLinkSignsInOnce(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		e := newEnv(t, eng)
+		acc := e.account()
+		_, key := e.key(acc)
+		path, err := console.MintLink(context.Background(), e.st, acc, key.Hash, e.clock.Now(), 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := e.browser()
+		if p := b.get(path); p.status != http.StatusSeeOther || p.location != "/console/" {
+			t.Fatalf("following the link: %d to %q", p.status, p.location)
+		}
+		if p := b.get("/console/"); p.status != 200 {
+			t.Fatalf("the link's session: %d", p.status)
+		}
+		if p := e.browser().get(path); p.status != http.StatusNotFound {
+			t.Fatalf("the link followed again: %d", p.status)
+		}
+	})
+}
