@@ -24,6 +24,9 @@ const (
 	DeliveryFailed    = "failed"
 )
 
+// DeliveryStatuses lists every delivery status.
+var DeliveryStatuses = []string{DeliveryPending, DeliverySucceeded, DeliveryFailed}
+
 // Webhook is a subscription: where to send which events, signed with which
 // secret. Secret is the full current secret; it leaves the service only in
 // the responses that create or rotate it.
@@ -99,6 +102,16 @@ type Delivery struct {
 
 // RoundAttempts is how many attempts the current round of the retry schedule has made.
 func (d *Delivery) RoundAttempts() int { return d.Attempts - d.RoundStart }
+
+// DeliveryFilter narrows a subscription's delivery log; every member set
+// must hold, and an empty one holds for every delivery.
+type DeliveryFilter struct {
+	Status   string // one of DeliveryStatuses
+	Event    string // one of WebhookEvents
+	PersonID string
+	// Since and Until bound the delivery's creation time, both inclusive.
+	Since, Until *time.Time
+}
 
 // DeliveryAttempt is one POST of a delivery and what came back.
 type DeliveryAttempt struct {

@@ -125,14 +125,8 @@ func (s *Server) listBreadcrumbs(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if f.Since, err = parseTimeParam(r, "since"); err != nil {
+	if f.Since, f.Until, err = parseTimeRange(r); err != nil {
 		return err
-	}
-	if f.Until, err = parseTimeParam(r, "until"); err != nil {
-		return err
-	}
-	if f.Since != nil && f.Until != nil && f.Since.After(*f.Until) {
-		return domain.ParamError("since", "since must not be after until.")
 	}
 	list, total, err := s.store.ListBreadcrumbs(r.Context(), accountID(r), f, pr)
 	if err != nil {

@@ -2,10 +2,9 @@ package httpapi
 
 import (
 	"net/http"
-	"slices"
 
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/params"
 )
 
 // catalogRoutes registers the routes of tags, custom fields, campaigns and projects.
@@ -28,18 +27,10 @@ func (s *Server) catalogRoutes() {
 	s.handle("GET /projects/{project_id}", domain.ScopeProjectsRead, s.getProject)
 }
 
-// enumParam reads an optional query parameter that must be one of allowed;
-// present but empty is as wrong as any other value outside the enumeration.
+// enumParam reads an optional query parameter that must be one of allowed
+// (params.Enum).
 func enumParam(r *http.Request, name string, allowed []string) (*string, error) {
-	q := query(r)
-	if !q.Has(name) {
-		return nil, nil
-	}
-	v := q.Get(name)
-	if !slices.Contains(allowed, v) {
-		return nil, domain.ParamError(name, "%s", service.EnumDetail(name, v, allowed))
-	}
-	return &v, nil
+	return params.Enum(query(r), name, allowed)
 }
 
 // listQuery reads the page and one optional enumerated filter of a list.

@@ -23,3 +23,8 @@ func page[T any](items []T, req domain.PageRequest, total int) domain.Page[T] {
 func parseTimeParam(r *http.Request, name string) (*time.Time, error) {
 	return params.Time(query(r), name)
 }
+
+// parseTimeRange reads since and until (params.TimeRange).
+func parseTimeRange(r *http.Request) (since, until *time.Time, err error) {
+	return params.TimeRange(query(r))
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/params"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/webhook"
 )
@@ -245,7 +246,11 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ds, total, err := s.store.ListDeliveries(r.Context(), accountID(r), r.PathValue("id"), p)
+	f, err := params.DeliveryFilter(query(r))
+	if err != nil {
+		return err
+	}
+	ds, total, err := s.store.ListDeliveries(r.Context(), accountID(r), r.PathValue("id"), f, p)
 	if err != nil {
 		return err
 	}

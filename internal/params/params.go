@@ -5,12 +5,14 @@ package params
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 )
 
 // Bounds of the page parameters (spec section 8) and of one query string.
@@ -131,4 +133,62 @@ func TagIDs(q url.Values) ([]string, error) {
 		return nil, domain.ParamError("tag_ids", "tag_ids may name at most %d tags; got %d.", domain.MaxTagIDs, len(ids))
 	}
 	return ids, nil
+}
+
+// Enum reads an optional parameter that, when given, must be one of
+// allowed; present but empty is as wrong as any other value outside the
+// enumeration.
+func Enum(q url.Values, name string, allowed []string) (*string, error) {
+	if !q.Has(name) {
+		return nil, nil
+	}
+	v := q.Get(name)
+	if !slices.Contains(allowed, v) {
+		return nil, domain.ParamError(name, "%s", service.EnumDetail(name, v, allowed))
+	}
+	return &v, nil
+}
+
+// TimeRange reads since and until, the inclusive bounds of a list's time;
+// since after until is refused.
+func TimeRange(q url.Values) (since, until *time.Time, err error) {
+	if since, err = Time(q, "since"); err != nil {
+		return nil, nil, err
+	}
+	if until, err = Time(q, "until"); err != nil {
+		return nil, nil, err
+	}
+	if since != nil && until != nil && since.After(*until) {
+		return nil, nil, domain.ParamError("since", "since must not be after until.")
+	}
+	return since, until, nil
+}
+
+// DeliveryFilter reads the filters of a subscription's delivery log:
+// status, event, person_id, since and until. One left out is "" (or nil).
+func DeliveryFilter(q url.Values) (domain.DeliveryFilter, error) {
+	var f domain.DeliveryFilter
+	status, err := Enum(q, "status", domain.DeliveryStatuses)
+	if err != nil {
+		return f, err
+	}
+	event, err := Enum(q, "event", domain.WebhookEvents)
+	if err != nil {
+		return f, err
+	}
+	person, err := NonEmpty(q, "person_id")
+	if err != nil {
+		return f, err
+	}
+	if status != nil {
+		f.Status = *status
+	}
+	if event != nil {
+		f.Event = *event
+	}
+	if person != nil {
+		f.PersonID = *person
+	}
+	f.Since, f.Until, err = TimeRange(q)
+	return f, err
 }

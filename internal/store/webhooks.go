@@ -31,8 +31,10 @@ type Webhooks interface {
 	// retry schedule (empty when none: that secret is then deleted at once).
 	RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now time.Time) (*domain.Webhook, []domain.PendingRound, error)
 
-	// ListDeliveries pages a subscription's deliveries, newest first.
-	ListDeliveries(ctx context.Context, accountID, webhookID string, p domain.PageRequest) ([]domain.Delivery, int, error)
+	// ListDeliveries pages a subscription's deliveries that f lets
+	// through, newest first (creation time, then id), with their exact
+	// total.
+	ListDeliveries(ctx context.Context, accountID, webhookID string, f domain.DeliveryFilter, p domain.PageRequest) ([]domain.Delivery, int, error)
 	// GetDelivery returns one delivery with its attempts, oldest first.
 	GetDelivery(ctx context.Context, accountID, webhookID, id string) (*domain.Delivery, []domain.DeliveryAttempt, error)
 	// Redeliver makes a delivery pending again, due at now, in a fresh round

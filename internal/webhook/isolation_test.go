@@ -267,7 +267,7 @@ func TestTwoRunningInstancesDeliverEachBurstOnceAndTakeOverACrashedOnesWork(t *t
 				len(seen), len(ids), len(reqs), persons*len(subs))
 		}
 		for _, sub := range subs {
-			ds, _, err := setup.st.ListDeliveries(context.Background(), setup.acc, sub.ID, domain.PageRequest{Page: 1, Size: 100})
+			ds, _, err := setup.st.ListDeliveries(context.Background(), setup.acc, sub.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 100})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,7 +103,7 @@ func (r *rig) advance(d time.Duration) {
 
 func (r *rig) deliveries(w domain.Webhook) []domain.Delivery {
 	r.t.Helper()
-	ds, _, err := r.st.ListDeliveries(context.Background(), w.AccountID, w.ID, domain.PageRequest{Page: 1, Size: 100})
+	ds, _, err := r.st.ListDeliveries(context.Background(), w.AccountID, w.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 100})
 	if err != nil {
 		r.t.Fatal(err)
 	}

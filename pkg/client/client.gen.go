@@ -567,6 +567,27 @@ func (e GetPersonParamsExtended) Valid() bool {
 	}
 }
 
+// Defines values for ListDeliveriesParamsStatus.
+const (
+	ListDeliveriesParamsStatusFailed    ListDeliveriesParamsStatus = "failed"
+	ListDeliveriesParamsStatusPending   ListDeliveriesParamsStatus = "pending"
+	ListDeliveriesParamsStatusSucceeded ListDeliveriesParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListDeliveriesParamsStatus enum.
+func (e ListDeliveriesParamsStatus) Valid() bool {
+	switch e {
+	case ListDeliveriesParamsStatusFailed:
+		return true
+	case ListDeliveriesParamsStatusPending:
+		return true
+	case ListDeliveriesParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // AddTags defines model for AddTags.
 type AddTags struct {
 	// TagIds Ids of live tags of the account; duplicates are ignored; a null or empty item is a 400.
@@ -1587,12 +1608,30 @@ type ListWebhooksParams struct {
 
 // ListDeliveriesParams defines parameters for ListDeliveries.
 type ListDeliveriesParams struct {
+	// Status Only deliveries of this status; any other value is a 400.
+	Status *ListDeliveriesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Event Only deliveries of this event; any other value is a 400.
+	Event *WebhookEvent `form:"event,omitempty" json:"event,omitempty"`
+
+	// PersonID Only deliveries of this person. Empty is a 400.
+	PersonID *string `form:"person_id,omitempty" json:"person_id,omitempty"`
+
+	// Since Earliest creation time, inclusive; RFC 3339 date-time with `Z` or an offset.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Latest creation time, inclusive; RFC 3339 date-time with `Z` or an offset.
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+
 	// Page 1-based page number. A page past the end is a 200 with no items and the true `total`; outside the bounds, not an integer, or given more than once is a 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
 	// Size Items per page. Outside 1 to 100 (never clamped), not an integer, or given more than once is a 400.
 	Size *Size `form:"size,omitempty" json:"size,omitempty"`
 }
+
+// ListDeliveriesParamsStatus defines parameters for ListDeliveries.
+type ListDeliveriesParamsStatus string
 
 // AppendBreadcrumbJSONRequestBody defines body for AppendBreadcrumb for application/json ContentType.
 type AppendBreadcrumbJSONRequestBody = BreadcrumbCreate
@@ -2606,6 +2645,11 @@ type ClientInterface interface {
 	// (server setting `--webhook-retention`), counted from their last attempt (or their creation
 	// when they have none), then deleted with their attempts; getting one afterwards is a 404.
 	// Pending deliveries are never deleted.
+	//
+	// Filters combine with AND, and `total` counts exactly the deliveries they let through.
+	// `since` and `until` are inclusive bounds on the delivery's creation time (`created`), not
+	// on its attempts; `since` after `until` is a 400. A `person_id` that names no person of the
+	// log (or no person at all) gives an empty page, not a 404.
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries (the `ListDeliveries` operationId).
 	ListDeliveries(ctx context.Context, id string, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3711,6 +3755,11 @@ func (c *Client) UpdateWebhook(ctx context.Context, id string, body UpdateWebhoo
 // (server setting `--webhook-retention`), counted from their last attempt (or their creation
 // when they have none), then deleted with their attempts; getting one afterwards is a 404.
 // Pending deliveries are never deleted.
+//
+// Filters combine with AND, and `total` counts exactly the deliveries they let through.
+// `since` and `until` are inclusive bounds on the delivery's creation time (`created`), not
+// on its attempts; `since` after `until` is a 400. A `person_id` that names no person of the
+// log (or no person at all) gives an empty page, not a 404.
 //
 // Corresponds with GET /webhooks/{id}/deliveries (the `ListDeliveries` operationId).
 func (c *Client) ListDeliveries(ctx context.Context, id string, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5558,6 +5607,66 @@ func NewListDeliveriesRequest(server string, id string, params *ListDeliveriesPa
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Event != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "event", *params.Event, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PersonID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "person_id", *params.PersonID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Page != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -6413,6 +6522,11 @@ type ClientWithResponsesInterface interface {
 	// (server setting `--webhook-retention`), counted from their last attempt (or their creation
 	// when they have none), then deleted with their attempts; getting one afterwards is a 404.
 	// Pending deliveries are never deleted.
+	//
+	// Filters combine with AND, and `total` counts exactly the deliveries they let through.
+	// `since` and `until` are inclusive bounds on the delivery's creation time (`created`), not
+	// on its attempts; `since` after `until` is a 400. A `person_id` that names no person of the
+	// log (or no person at all) gives an empty page, not a 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11675,6 +11789,11 @@ func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, id 
 // (server setting `--webhook-retention`), counted from their last attempt (or their creation
 // when they have none), then deleted with their attempts; getting one afterwards is a 404.
 // Pending deliveries are never deleted.
+//
+// Filters combine with AND, and `total` counts exactly the deliveries they let through.
+// `since` and `until` are inclusive bounds on the delivery's creation time (`created`), not
+// on its attempts; `since` after `until` is a 400. A `person_id` that names no person of the
+// log (or no person at all) gives an empty page, not a 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -425,6 +425,14 @@ func TestClientEndToEnd(t *testing.T) {
 		if deliveries.JSON200.Total != 13 {
 			t.Fatalf("deliveries %+v", deliveries.JSON200)
 		}
+		madeAt := body.Created
+		filtered, err := c.ListDeliveriesWithResponse(ctx, hookID, &client.ListDeliveriesParams{
+			Status: client.Ptr(client.ListDeliveriesParamsStatusSucceeded), Event: client.Ptr(client.WebhookEventPersonCreated),
+			PersonID: client.Ptr(person.ID), Since: client.Ptr(madeAt), Until: client.Ptr(madeAt)})
+		want(t, "list deliveries, filtered", filtered, err, 200)
+		if filtered.JSON200.Total != 1 || filtered.JSON200.Items[0].ID != body.ID {
+			t.Fatalf("filtered deliveries %+v", filtered.JSON200)
+		}
 		delivery, err := c.GetDeliveryWithResponse(ctx, hookID, body.ID)
 		want(t, "get delivery", delivery, err, 200)
 		if d := delivery.JSON200; d.Status != client.DeliveryDetailStatusSucceeded || len(d.AttemptLog) != 1 || d.AttemptLog[0].StatusCode.MustGet() != 204 {

@@ -75,6 +75,32 @@ func (rs rawStore) insertRows(t testing.TB, table, columns string, rows [][]any)
 	}
 }
 
+// seedDeliveries makes a subscription of the account whose log holds n
+// deliveries, one a second from seedEpoch, to the account's first persons,
+// alternately person.created and person.updated; one in ten failed, one
+// in fifty pending, the others succeeded. It returns the subscription's id.
+func (rs rawStore) seedDeliveries(t testing.TB, acc string, n int) string {
+	t.Helper()
+	hook := domain.NewID("wh")
+	ms := seedEpoch.UnixMilli()
+	rs.exec(t, `INSERT INTO webhooks (id, account_id, name, target_url, events, secret, created_at, updated_at)
+		VALUES (?, ?, 'seed', 'https://example.com/hook', '["person.created","person.updated"]', 'whsec_seed', ?, ?)`, hook, acc, ms, ms)
+	var rows [][]any
+	for i := range n {
+		status, next := domain.DeliverySucceeded, any(nil)
+		switch {
+		case i%20 == 3 || i%20 == 14:
+			status = domain.DeliveryFailed
+		case i%50 == 7:
+			status, next = domain.DeliveryPending, ms+int64(i)*1000
+		}
+		rows = append(rows, []any{fmt.Sprintf("%s%08d", hook[len(hook)-24:], i), acc, hook, domain.WebhookEvents[i%2],
+			seededPerson(acc, i%1000), `{}`, 1, status, 1, next, ms + int64(i)*1000})
+	}
+	rs.insertRows(t, "deliveries", "id, account_id, webhook_id, event, person_id, body, secret_version, status, attempts, next_attempt_at, created_at", rows)
+	return hook
+}
+
 // seededPerson is the id seedAccount gives the account's i-th person.
 func seededPerson(acc string, i int) string { return fmt.Sprintf("per_%s_%06d", acc, i) }
 

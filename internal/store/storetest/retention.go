@@ -94,10 +94,10 @@ func testWebhookRetention(t *testing.T, newStore NewStore) {
 			t.Fatalf("delivery %s (created %s) was pruned: %v", d.ID, d.CreatedAt, err)
 		}
 	}
-	if ds, total, err := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 4 || len(ds) != 4 {
+	if ds, total, err := st.ListDeliveries(ctx, acc, w.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 4 || len(ds) != 4 {
 		t.Fatalf("log after pruning: %d of %d, want revived, young, in flight and pending, err %v", len(ds), total, err)
 	}
-	if ds, total, err := st.ListDeliveries(ctx, other, wo.ID, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 1 || ds[0].ID != otherYoung.ID {
+	if ds, total, err := st.ListDeliveries(ctx, other, wo.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10}); err != nil || total != 1 || ds[0].ID != otherYoung.ID {
 		t.Fatalf("other account's log after pruning: %+v, err %v", ds, err)
 	}
 	if n, err := st.PruneDeliveries(ctx, cutoff, 2); err != nil || n != 0 {

@@ -73,7 +73,7 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 		wantNotFound(t, "foreign delete", st.DeleteWebhook(ctx, other, a.ID))
 		_, _, err = st.RotateWebhookSecret(ctx, other, a.ID, "whsec_x", Epoch)
 		wantNotFound(t, "foreign rotate", err)
-		_, _, err = st.ListDeliveries(ctx, other, a.ID, domain.PageRequest{Page: 1, Size: 10})
+		_, _, err = st.ListDeliveries(ctx, other, a.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10})
 		wantNotFound(t, "foreign deliveries", err)
 	})
 
@@ -247,7 +247,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		if err != nil || !slices.Equal(closed, []bool{true, false, false, true}) {
 			t.Fatalf("closed %v, %v; want leased and plain", closed, err)
 		}
-		ds, n, err := st.ListDeliveries(ctx, acc, sub.ID, domain.PageRequest{Page: 1, Size: 10})
+		ds, n, err := st.ListDeliveries(ctx, acc, sub.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10})
 		if err != nil || n != 2 {
 			t.Fatalf("deliveries: %+v, %v", ds, err)
 		}
@@ -297,7 +297,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		if err != nil || !closed {
 			t.Fatalf("close: %v, %v", closed, err)
 		}
-		ds, n, err := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		ds, n, err := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +348,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		if closed, err := st.CloseBurst(ctx, next[0], everySubscription(next[0], nextDue)); err != nil || !closed {
 			t.Fatalf("close the next burst: %v, %v", closed, err)
 		}
-		ds, n, err := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.PageRequest{Page: 1, Size: 10})
+		ds, n, err := st.ListDeliveries(ctx, acc, mustOnlyWebhook(t, st, acc).ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func testWebhookOutbox(t *testing.T, newStore NewStore) {
 		if err == nil || closed {
 			t.Fatalf("close with a failing builder: %v, %v", closed, err)
 		}
-		if ds, n, err := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 10}); err != nil || n != 0 {
+		if ds, n, err := st.ListDeliveries(ctx, acc, w.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10}); err != nil || n != 0 {
 			t.Fatalf("deliveries survived the rollback: %+v, err %v", ds, err)
 		}
 		if again, err := st.ClaimBursts(ctx, now.Add(lease), lease, 10); err != nil || len(again) != 1 {
@@ -497,6 +497,17 @@ func queueDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time)
 // queueDeliveryAs is queueDelivery under a chosen id ("" draws one).
 func queueDeliveryAs(t testing.TB, st store.Store, w domain.Webhook, at time.Time, id string) domain.Delivery {
 	t.Helper()
+	return queueDeliveryEdited(t, st, w, at, func(d *domain.Delivery) {
+		if id != "" {
+			d.ID = id
+		}
+	})
+}
+
+// queueDeliveryEdited is queueDelivery with the delivery edited before it
+// is stored.
+func queueDeliveryEdited(t testing.TB, st store.Store, w domain.Webhook, at time.Time, edit func(*domain.Delivery)) domain.Delivery {
+	t.Helper()
 	ctx := context.Background()
 	openBurst(t, st, w.AccountID, at.Add(-burstWindow))
 	claimed, err := st.ClaimBursts(ctx, at, time.Minute, 1)
@@ -507,9 +518,7 @@ func queueDeliveryAs(t testing.TB, st store.Store, w domain.Webhook, at time.Tim
 	build := everySubscription(claimed[0], at)
 	if _, err := st.CloseBurst(ctx, claimed[0], func(ws []domain.Webhook) ([]domain.Delivery, error) {
 		ds, err := build(slices.DeleteFunc(ws, func(x domain.Webhook) bool { return x.ID != w.ID }))
-		if id != "" {
-			ds[0].ID = id
-		}
+		edit(&ds[0])
 		made = ds[0]
 		return ds, err
 	}); err != nil {
@@ -626,7 +635,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		for i := range 3 {
 			ids = append(ids, queueDelivery(t, st, w, Epoch.Add(time.Duration(i)*time.Hour)).ID)
 		}
-		ds, n, err := st.ListDeliveries(ctx, acc, w.ID, domain.PageRequest{Page: 1, Size: 2})
+		ds, n, err := st.ListDeliveries(ctx, acc, w.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 2})
 		if err != nil || n != 3 || len(ds) != 2 || ds[0].ID != ids[2] || ds[1].ID != ids[1] {
 			t.Fatalf("list: %+v, %d, %v", ds, n, err)
 		}
@@ -691,7 +700,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		if !slices.Equal(seen, []int{1, 2, 3}) {
 			t.Fatalf("streak counts offered %v", seen)
 		}
-		ds, _, err := st.ListDeliveries(ctx, acc, w.ID, page)
+		ds, _, err := st.ListDeliveries(ctx, acc, w.ID, domain.DeliveryFilter{}, page)
 		if err != nil {
 			t.Fatal(err)
 		}
