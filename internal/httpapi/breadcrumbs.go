@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
@@ -59,11 +58,10 @@ func (s *Server) appendBreadcrumb(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if body.OccurredAt != nil {
-		t, err := time.Parse(time.RFC3339Nano, *body.OccurredAt)
-		if err != nil || !domain.FitsRFC3339(t) {
-			return domain.BodyError("/occurred_at", "occurred_at must be an RFC 3339 date-time with Z or an offset, of the years 0000 to 9999 in UTC; got %q.", *body.OccurredAt)
+		t, err := bodyTime("occurred_at", *body.OccurredAt)
+		if err != nil {
+			return err
 		}
-		t = t.UTC()
 		in.OccurredAt = &t
 	}
 	key, err := idempotencyKey(r)

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -42,6 +43,16 @@ func decodeJSON(r *http.Request, dst any) error {
 		return err
 	}
 	return DecodeObject("The request body", body, dst)
+}
+
+// bodyTime reads the body member name, an RFC 3339 date-time with Z or an
+// offset whose year in UTC has four digits (domain.FitsRFC3339).
+func bodyTime(name, v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || !domain.FitsRFC3339(t) {
+		return time.Time{}, domain.BodyError("/"+name, "%s must be an RFC 3339 date-time with Z or an offset, of the years 0000 to 9999 in UTC; got %q.", name, v)
+	}
+	return t.UTC(), nil
 }
 
 // readJSONBody reads a body that decodeJSON or a batch decodes: at most

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/testenv"
 	"github.com/pds-dev/pds/internal/webhook/webhooktest"
 )
@@ -83,5 +84,82 @@ func TestDeliveryLogFilters(t *testing.T) {
 			wantInvalid(t, env.Get(key, base+"?"+tc.query).Want(400).Problem(), tc.parameter)
 		}
 		wantNotFound(t, env.Get(otherKey, base+"?status=failed"), "webhook", hook.ID)
+	})
+}
+
+// TestRedeliverFailed: every failed delivery since a time is queued again,
+// as many as the log counts, and sent again under its id.
+func TestRedeliverFailed(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
+		acc := env.NewAccount()
+		key := env.Key(acc)
+		readKey := env.Key(acc, domain.ScopeWebhooksRead)
+		otherKey := env.Key(env.NewAccount())
+		hook := createWebhook(env.Env, key, rc.URL, "person.created")
+		base := "/webhooks/" + hook.ID + "/deliveries"
+		deliver := func(status int, externalID string) {
+			rc.Always(status)
+			env.touch(key, externalID)
+			env.Clock.Advance(env.window)
+			env.run()
+			env.Clock.Advance(time.Hour)
+		}
+		deliver(http.StatusNotFound, "p1") // failed, before since
+		since := env.Clock.Now()
+		deliver(http.StatusNotFound, "p2")
+		deliver(http.StatusBadRequest, "p3")
+		deliver(http.StatusNoContent, "p4")
+		body := map[string]any{"since": since.Format(time.RFC3339)}
+
+		preview := listOf[deliveryView](env.Env, key, base+"?status=failed&since="+url.QueryEscape(since.Format(time.RFC3339)))
+		wantInvalid(t, env.Post(key, base+"/redeliver-failed", nil).Want(400).Problem())
+		for _, bad := range []map[string]any{{}, {"since": nil}, {"since": "yesterday"}, {"since": "2026-11-21"}} {
+			wantInvalid(t, env.Post(key, base+"/redeliver-failed", bad).Want(400).Problem(), "/since")
+		}
+		wantInvalid(t, env.Post(key, base+"/redeliver-failed", map[string]any{"since": since, "until": since}).Want(400).Problem())
+		wantNotFound(t, env.Post(otherKey, base+"/redeliver-failed", body), "webhook", hook.ID)
+		if p := env.Post(readKey, base+"/redeliver-failed", body).Want(403).Problem(); p.MissingScope != "webhooks:write" {
+			t.Fatalf("403 %+v", p)
+		}
+		if n := listOf[deliveryView](env.Env, key, base+"?status=failed").Total; n != 3 {
+			t.Fatalf("a refused call changed the log: %d failed, want 3", n)
+		}
+
+		var got struct {
+			Redelivered int `json:"redelivered"`
+		}
+		rc.Always(http.StatusNoContent)
+		env.Post(key, base+"/redeliver-failed", body).Want(202).JSON(&got)
+		if preview.Total != 2 || got.Redelivered != preview.Total {
+			t.Fatalf("redelivered %d, the log counted %d; want 2", got.Redelivered, preview.Total)
+		}
+		queued := listOf[deliveryView](env.Env, key, base+"?status=pending")
+		if queued.Total != 2 || queued.Items[0].ID != preview.Items[0].ID || queued.Items[1].ID != preview.Items[1].ID {
+			t.Fatalf("pending %+v, want %+v", queued, preview)
+		}
+		sent := len(rc.Requests())
+		env.run()
+		reqs := rc.Requests()[sent:]
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests after the redelivery, want 2", len(reqs))
+		}
+		for _, d := range preview.Items {
+			var detail deliveryView
+			env.Get(key, base+"/"+d.ID).Want(200).JSON(&detail)
+			if detail.Status != "succeeded" || detail.Attempts != 2 || len(detail.AttemptLog) != 2 {
+				t.Fatalf("after the redelivery %+v", detail)
+			}
+		}
+		if n := listOf[deliveryView](env.Env, key, base+"?status=failed").Total; n != 1 {
+			t.Fatalf("%d failed after the redelivery, want the one before since", n)
+		}
+
+		env.Patch(key, "/webhooks/"+hook.ID, map[string]any{"is_active": false}).Want(200)
+		if p := env.Post(key, base+"/redeliver-failed", body).Want(409).Problem(); p.Detail == "" {
+			t.Fatalf("409 %+v", p)
+		}
 	})
 }

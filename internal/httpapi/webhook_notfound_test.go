@@ -53,6 +53,7 @@ func TestForeignWebhookIDsLookAbsent(t *testing.T) {
 			{"GET", "/webhooks/{h}/deliveries", ""},
 			{"GET", "/webhooks/{h}/deliveries/{d}", ""},
 			{"POST", "/webhooks/{h}/deliveries/{d}/redeliver", ""},
+			{"POST", "/webhooks/{h}/deliveries/redeliver-failed", `{"since":"2026-01-01T00:00:00Z"}`},
 		}
 		do := func(method, path, body, hook, delivery string) *apitest.Response {
 			path = strings.NewReplacer("{h}", hook, "{d}", delivery).Replace(path)

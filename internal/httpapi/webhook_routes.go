@@ -13,4 +13,5 @@ func (s *Server) webhookRoutes() {
 	s.handle("GET /webhooks/{id}/deliveries", domain.ScopeWebhooksRead, s.listDeliveries)
 	s.handle("GET /webhooks/{id}/deliveries/{delivery_id}", domain.ScopeWebhooksRead, s.getDelivery)
 	s.handle("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", domain.ScopeWebhooksWrite, s.redeliver)
+	s.handle("POST /webhooks/{id}/deliveries/redeliver-failed", domain.ScopeWebhooksWrite, s.redeliverFailed)
 }

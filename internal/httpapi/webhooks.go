@@ -281,3 +281,30 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusAccepted, viewDelivery(d))
 }
+
+// redeliverFailed queues again every failed delivery of the subscription
+// created at or after since, as redeliver queues one.
+func (s *Server) redeliverFailed(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Since *string `json:"since"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Since == nil {
+		return domain.BodyError("/since", "since is required: the failed deliveries created at or after it are redelivered.")
+	}
+	since, err := bodyTime("since", *body.Since)
+	if err != nil {
+		return err
+	}
+	n, err := s.store.RedeliverFailed(r.Context(), accountID(r), r.PathValue("id"), since, s.now())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, redeliveredView{n})
+}
+
+type redeliveredView struct {
+	Redelivered int `json:"redelivered"`
+}

@@ -42,6 +42,12 @@ type Webhooks interface {
 	// being attempted right now, or one of an inactive subscription, is a
 	// *domain.ConflictError.
 	Redeliver(ctx context.Context, accountID, webhookID, id string, now time.Time) (*domain.Delivery, error)
+	// RedeliverFailed redelivers, as Redeliver does one, every failed
+	// delivery of the subscription created at or after since, in one
+	// transaction, and returns how many. A failed delivery still being
+	// attempted (cancelled while in flight) is left alone. An inactive
+	// subscription is Redeliver's *domain.ConflictError.
+	RedeliverFailed(ctx context.Context, accountID, webhookID string, since, now time.Time) (int, error)
 
 	// ClaimBursts leases up to limit bursts due at now.
 	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)

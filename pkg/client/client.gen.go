@@ -1230,6 +1230,18 @@ type ProjectPage struct {
 	Total int       `json:"total"`
 }
 
+// RedeliverFailedBody defines model for RedeliverFailedBody.
+type RedeliverFailedBody struct {
+	// Since The earliest creation time of the failed deliveries to redeliver, inclusive; RFC 3339 with `Z` or an offset, of the years 0000 to 9999 in UTC.
+	Since time.Time `json:"since"`
+}
+
+// Redelivered defines model for Redelivered.
+type Redelivered struct {
+	// Redelivered How many deliveries were queued again.
+	Redelivered int `json:"redelivered"`
+}
+
 // RotateResponse The subscription with its new secret (shown this once) and how long the previous one is still used.
 type RotateResponse struct {
 	// DateCreated RFC 3339, UTC, millisecond precision.
@@ -1665,6 +1677,9 @@ type CreateWebhookJSONRequestBody = WebhookCreate
 
 // UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
 type UpdateWebhookJSONRequestBody = WebhookUpdate
+
+// RedeliverFailedJSONRequestBody defines body for RedeliverFailed for application/json ContentType.
+type RedeliverFailedJSONRequestBody = RedeliverFailedBody
 
 // DeliverPersonCreatedJSONRequestBody defines body for DeliverPersonCreated for application/json ContentType.
 type DeliverPersonCreatedJSONRequestBody = DeliveryBody
@@ -2653,6 +2668,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries (the `ListDeliveries` operationId).
 	ListDeliveries(ctx context.Context, id string, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeliverFailedWithBody Redeliver every failed delivery since a time
+	//
+	// Queues again every `failed` delivery of the subscription created at or after `since`
+	// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+	// once, under the same id and with the same body, with a fresh round of the retry schedule
+	// (earlier attempts stay in its log and its `attempts` count), signed with the
+	// subscription's current secret. All of them or none, in one transaction; `redelivered`
+	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+	//
+	// To show how many a call will redeliver before making it, read the `total` of
+	// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+	// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+	// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+	// subscription), 404 when it does not exist in the caller's account.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+	RedeliverFailedWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeliverFailed Redeliver every failed delivery since a time
+	//
+	// Queues again every `failed` delivery of the subscription created at or after `since`
+	// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+	// once, under the same id and with the same body, with a fresh round of the retry schedule
+	// (earlier attempts stay in its log and its `attempts` count), signed with the
+	// subscription's current secret. All of them or none, in one transaction; `redelivered`
+	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+	//
+	// To show how many a call will redeliver before making it, read the `total` of
+	// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+	// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+	// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+	// subscription), 404 when it does not exist in the caller's account.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+	RedeliverFailed(ctx context.Context, id string, body RedeliverFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDelivery Get a delivery with its attempts
 	//
@@ -3764,6 +3823,70 @@ func (c *Client) UpdateWebhook(ctx context.Context, id string, body UpdateWebhoo
 // Corresponds with GET /webhooks/{id}/deliveries (the `ListDeliveries` operationId).
 func (c *Client) ListDeliveries(ctx context.Context, id string, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListDeliveriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeliverFailedWithBody Redeliver every failed delivery since a time
+//
+// Queues again every `failed` delivery of the subscription created at or after `since`
+// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+// once, under the same id and with the same body, with a fresh round of the retry schedule
+// (earlier attempts stay in its log and its `attempts` count), signed with the
+// subscription's current secret. All of them or none, in one transaction; `redelivered`
+// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+//
+// To show how many a call will redeliver before making it, read the `total` of
+// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+// subscription), 404 when it does not exist in the caller's account.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+func (c *Client) RedeliverFailedWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverFailedRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeliverFailed Redeliver every failed delivery since a time
+//
+// Queues again every `failed` delivery of the subscription created at or after `since`
+// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+// once, under the same id and with the same body, with a fresh round of the retry schedule
+// (earlier attempts stay in its log and its `attempts` count), signed with the
+// subscription's current secret. All of them or none, in one transaction; `redelivered`
+// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+//
+// To show how many a call will redeliver before making it, read the `total` of
+// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+// subscription), 404 when it does not exist in the caller's account.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+func (c *Client) RedeliverFailed(ctx context.Context, id string, body RedeliverFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverFailedRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5705,6 +5828,53 @@ func NewListDeliveriesRequest(server string, id string, params *ListDeliveriesPa
 	return req, nil
 }
 
+// NewRedeliverFailedRequest calls the generic RedeliverFailed builder with application/json body
+func NewRedeliverFailedRequest(server string, id string, body RedeliverFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRedeliverFailedRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewRedeliverFailedRequestWithBody constructs an http.Request for the RedeliverFailed method, with any body, and a specified content type
+func NewRedeliverFailedRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/deliveries/redeliver-failed", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetDeliveryRequest constructs an http.Request for the GetDelivery method
 func NewGetDeliveryRequest(server string, id string, deliveryID string) (*http.Request, error) {
 	var err error
@@ -6532,6 +6702,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries (the `ListDeliveries` operationId).
 	ListDeliveriesWithResponse(ctx context.Context, id string, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error)
+
+	// RedeliverFailedWithBodyWithResponse Redeliver every failed delivery since a time
+	//
+	// Queues again every `failed` delivery of the subscription created at or after `since`
+	// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+	// once, under the same id and with the same body, with a fresh round of the retry schedule
+	// (earlier attempts stay in its log and its `attempts` count), signed with the
+	// subscription's current secret. All of them or none, in one transaction; `redelivered`
+	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+	//
+	// To show how many a call will redeliver before making it, read the `total` of
+	// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+	// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+	// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+	// subscription), 404 when it does not exist in the caller's account.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+	RedeliverFailedWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeliverFailedResponse, error)
+
+	// RedeliverFailedWithResponse Redeliver every failed delivery since a time
+	//
+	// Queues again every `failed` delivery of the subscription created at or after `since`
+	// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+	// once, under the same id and with the same body, with a fresh round of the retry schedule
+	// (earlier attempts stay in its log and its `attempts` count), signed with the
+	// subscription's current secret. All of them or none, in one transaction; `redelivered`
+	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+	//
+	// To show how many a call will redeliver before making it, read the `total` of
+	// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+	// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+	// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+	// subscription), 404 when it does not exist in the caller's account.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+	RedeliverFailedWithResponse(ctx context.Context, id string, body RedeliverFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeliverFailedResponse, error)
 
 	// GetDeliveryWithResponse Get a delivery with its attempts
 	//
@@ -10510,6 +10724,140 @@ func (r ListDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+// RedeliverFailedResponse401Headers the declared response headers of an HTTP 401 response for RedeliverFailed
+type RedeliverFailedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RedeliverFailedResponse429Headers the declared response headers of an HTTP 429 response for RedeliverFailed
+type RedeliverFailedResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// RedeliverFailedResponse503Headers the declared response headers of an HTTP 503 response for RedeliverFailed
+type RedeliverFailedResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RedeliverFailedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Redelivered
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Problem
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMediaType
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RedeliverFailedResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RedeliverFailedResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedeliverFailedResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RedeliverFailedResponse) GetJSON202() *Redelivered {
+	return r.JSON202
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON409() *Problem {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON500() *ServerError {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RedeliverFailedResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeliverFailedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeliverFailedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeliverFailedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeliverFailedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetDeliveryResponse401Headers the declared response headers of an HTTP 401 response for GetDelivery
 type GetDeliveryResponse401Headers struct {
 	WWWAuthenticate *string
@@ -11804,6 +12152,62 @@ func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseListDeliveriesResponse(rsp)
+}
+
+// RedeliverFailedWithBodyWithResponse Redeliver every failed delivery since a time
+//
+// Queues again every `failed` delivery of the subscription created at or after `since`
+// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+// once, under the same id and with the same body, with a fresh round of the retry schedule
+// (earlier attempts stay in its log and its `attempts` count), signed with the
+// subscription's current secret. All of them or none, in one transaction; `redelivered`
+// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+//
+// To show how many a call will redeliver before making it, read the `total` of
+// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+// subscription), 404 when it does not exist in the caller's account.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+func (c *ClientWithResponses) RedeliverFailedWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedeliverFailedResponse, error) {
+	rsp, err := c.RedeliverFailedWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverFailedResponse(rsp)
+}
+
+// RedeliverFailedWithResponse Redeliver every failed delivery since a time
+//
+// Queues again every `failed` delivery of the subscription created at or after `since`
+// (inclusive, on `created`), exactly as Redeliver queues one: each becomes `pending`, due at
+// once, under the same id and with the same body, with a fresh round of the retry schedule
+// (earlier attempts stay in its log and its `attempts` count), signed with the
+// subscription's current secret. All of them or none, in one transaction; `redelivered`
+// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// delivery whose attempt is still in progress (one cancelled while it was being attempted:
+// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
+//
+// To show how many a call will redeliver before making it, read the `total` of
+// `GET /webhooks/{id}/deliveries?status=failed&since=<the same since>`: it is the count,
+// but for a failed delivery whose attempt is in progress at the time of the call. 409 when
+// the subscription is inactive (reactivate it first; nothing is queued for an inactive
+// subscription), 404 when it does not exist in the caller's account.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{id}/deliveries/redeliver-failed (the `RedeliverFailed` operationId).
+func (c *ClientWithResponses) RedeliverFailedWithResponse(ctx context.Context, id string, body RedeliverFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*RedeliverFailedResponse, error) {
+	rsp, err := c.RedeliverFailed(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverFailedResponse(rsp)
 }
 
 // GetDeliveryWithResponse Get a delivery with its attempts
@@ -16216,6 +16620,149 @@ func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, e
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRedeliverFailedResponse parses an HTTP response from a RedeliverFailedWithResponse call
+func ParseRedeliverFailedResponse(rsp *http.Response) (*RedeliverFailedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeliverFailedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Redelivered
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RedeliverFailedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers RedeliverFailedResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RedeliverFailedResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -444,10 +444,24 @@ func TestClientEndToEnd(t *testing.T) {
 			t.Fatalf("redelivered %+v", again.JSON202)
 		}
 
+		failedSince, err := c.ListDeliveriesWithResponse(ctx, hookID, &client.ListDeliveriesParams{
+			Status: client.Ptr(client.ListDeliveriesParamsStatusFailed), Since: client.Ptr(madeAt)})
+		want(t, "count failed deliveries", failedSince, err, 200)
+		requeued, err := c.RedeliverFailedWithResponse(ctx, hookID, client.RedeliverFailedBody{Since: madeAt})
+		want(t, "redeliver failed", requeued, err, 202)
+		if requeued.JSON202.Redelivered != failedSince.JSON200.Total {
+			t.Fatalf("redelivered %d, counted %d", requeued.JSON202.Redelivered, failedSince.JSON200.Total)
+		}
+
 		off, err := c.UpdateWebhookWithResponse(ctx, hookID, client.WebhookUpdate{IsActive: client.Ptr(false)})
 		want(t, "switch webhook off", off, err, 200)
 		if off.JSON200.IsActive || off.JSON200.DisabledReason.MustGet() != client.WebhookDisabledReasonManual {
 			t.Fatalf("switched off %+v", off.JSON200)
+		}
+		refused, err := c.RedeliverFailedWithResponse(ctx, hookID, client.RedeliverFailedBody{Since: madeAt})
+		want(t, "redeliver failed of an inactive subscription", refused, err, 409)
+		if refused.ApplicationProblemJSON409 == nil {
+			t.Fatalf("409 problem %s", refused.Body)
 		}
 		rotated, err := c.RotateWebhookSecretWithResponse(ctx, hookID)
 		want(t, "rotate secret", rotated, err, 200)

@@ -79,8 +79,12 @@ func ofSubscription(args *sqlArgs, accountID, webhookID string) string {
 }
 
 func getDelivery(ctx context.Context, q querier, accountID, webhookID, id string) (*domain.Delivery, error) {
-	d, err := scanDelivery(q.queryRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
-		WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`, id, webhookID, accountID))
+	return scanDeliveryRow(q.queryRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
+		WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`, id, webhookID, accountID), id)
+}
+
+func scanDeliveryRow(r *row, id string) (*domain.Delivery, error) {
+	d, err := scanDelivery(r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("delivery", id)
 	}
@@ -128,27 +132,22 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 		if err != nil {
 			return err
 		}
-		d, err := getDelivery(ctx, q, accountID, webhookID, id)
+		d, err := scanDeliveryRow(q.queryRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
+			WHERE d.id = $1 AND d.webhook_id = $2`+q.s.dialect.LockRows, id, w.ID), id)
 		if err != nil {
 			return err
 		}
-		if !w.IsActive {
-			return &domain.ConflictError{Detail: `The subscription is inactive; reactivate it with PATCH {"is_active": true} before redelivering.`}
+		if err := redeliverable(w); err != nil {
+			return err
 		}
-		if d.LeaseUntil != nil && d.LeaseUntil.After(now) {
+		// The delivery is locked and there: requeue leaves it alone only
+		// while an attempt of it is in flight.
+		n, err := requeue(ctx, q, w, now, func(a *sqlArgs) string { return `id = ` + a.add(id) })
+		if err != nil {
+			return err
+		}
+		if n == 0 {
 			return &domain.ConflictError{Detail: "An attempt of this delivery is in progress; redeliver it once the attempt has finished."}
-		}
-		res, err := q.exec(ctx, `UPDATE deliveries SET status = $1, next_attempt_at = $2, round_start = attempts,
-			secret_version = $3, lease_until = NULL, lease_token = NULL WHERE id = $4`,
-			domain.DeliveryPending, now.UnixMilli(), w.SecretVersion, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return domain.NotFound("delivery", id) // pruned since it was read
-		}
-		if err := dropUnusedSecrets(ctx, q, webhookID); err != nil {
-			return err
 		}
 		d.Status, d.RoundStart, d.SecretVersion, d.LeaseUntil = domain.DeliveryPending, d.Attempts, w.SecretVersion, nil
 		d.NextAttemptAt = &now
@@ -156,6 +155,56 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 		return nil
 	})
 	return out, err
+}
+
+// RedeliverFailed queues again, as Redeliver does one, every failed
+// delivery of the subscription created at or after since.
+func (s *Store) RedeliverFailed(ctx context.Context, accountID, webhookID string, since, now time.Time) (int, error) {
+	var n int
+	err := s.inTx(ctx, func(q querier) error {
+		w, err := lockWebhook(ctx, q, accountID, webhookID)
+		if err != nil {
+			return err
+		}
+		if err := redeliverable(w); err != nil {
+			return err
+		}
+		n, err = requeue(ctx, q, w, now, func(a *sqlArgs) string {
+			return `status = ` + a.add(domain.DeliveryFailed) + ` AND created_at >= ` + a.add(ceilMillis(since))
+		})
+		return err
+	})
+	return n, err
+}
+
+// redeliverable refuses a redelivery for an inactive subscription: nothing
+// is queued while a subscription is inactive.
+func redeliverable(w *domain.Webhook) error {
+	if !w.IsActive {
+		return &domain.ConflictError{Detail: `The subscription is inactive; reactivate it with PATCH {"is_active": true} before redelivering.`}
+	}
+	return nil
+}
+
+// requeue is a redelivery: the deliveries of the locked subscription w that
+// where selects become pending, due at now, in a fresh round of the retry
+// schedule (earlier attempts stay counted), signed with the current secret.
+// A delivery whose attempt is in flight keeps its lease and is left alone,
+// so that the attempt is recorded. It returns how many it queued.
+func requeue(ctx context.Context, q querier, w *domain.Webhook, now time.Time, where func(a *sqlArgs) string) (int, error) {
+	var a sqlArgs
+	set := `status = ` + a.add(domain.DeliveryPending) + `, next_attempt_at = ` + a.add(now.UnixMilli()) +
+		`, round_start = attempts, secret_version = ` + a.add(w.SecretVersion) + `, lease_until = NULL, lease_token = NULL`
+	res, err := q.exec(ctx, `UPDATE deliveries SET `+set+` WHERE webhook_id = `+a.add(w.ID)+
+		` AND (lease_until IS NULL OR lease_until <= `+a.add(now.UnixMilli())+`) AND `+where(&a), a...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return int(n), dropUnusedSecrets(ctx, q, w.ID)
 }
 
 // ClaimDeliveries leases due deliveries of active subscriptions (no local

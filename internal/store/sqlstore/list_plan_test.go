@@ -3,9 +3,11 @@ package sqlstore_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ func TestHotQueryPlans(t *testing.T) {
 		rs.StopFolding()
 		ctx := context.Background()
 		acc, tags := rs.seedAccount(t, 3000)
-		rs.seedAccount(t, 300)
+		other, _ := rs.seedAccount(t, 300)
 		// One breadcrumb in ten names a campaign, one in twenty a project.
 		var crumbs [][]any
 		for i := range 6000 {
@@ -48,8 +50,11 @@ func TestHotQueryPlans(t *testing.T) {
 		if err := rs.FoldTimelines(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// hook's log beside a sibling subscription's and a larger one of
+		// another account, which none of hook's reads may walk.
 		hook := rs.seedDeliveries(t, acc, 3000)
-		rs.seedDeliveries(t, acc, 3000) // a sibling subscription's log, which none of hook's reads may walk
+		rs.seedDeliveries(t, acc, 3000)
+		rs.seedDeliveries(t, other, 12000)
 		key, secret, err := service.NewKey(service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes}, seedEpoch)
 		if err != nil {
 			t.Fatal(err)
@@ -119,11 +124,18 @@ func TestHotQueryPlans(t *testing.T) {
 				_, err := rs.KeyByHash(ctx, sum[:])
 				return err
 			}},
-			// Last: a write, whose statement (appendToHolder's, on
-			// PostgreSQL) looks its person up as the reads above do.
+			// Last: writes. Append Breadcrumb's statement (appendToHolder's,
+			// on PostgreSQL) looks its person up as the reads above do.
 			{"append a breadcrumb by external_id", func() error {
 				_, _, err := rs.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: "web", ExternalID: new("ext-2000")},
 					store.Write{Now: until, Window: time.Minute})
+				return err
+			}},
+			{"redeliver the failed deliveries since", func() error {
+				n, err := rs.RedeliverFailed(ctx, acc, hook, deliveriesSince, until)
+				if err == nil && n == 0 {
+					err = errors.New("redelivered nothing: the case writes nothing")
+				}
 				return err
 			}},
 		}
@@ -296,9 +308,12 @@ func badPlanLine(query string, plan []string) string {
 	return unindexedDeliveryFilter(query, plan)
 }
 
-// deliveryRead matches the condition of an index read of deliveries d on
+// deliveryRead matches the condition of an index read of deliveries on
 // SQLite, or of any index read on PostgreSQL.
-var deliveryRead = regexp.MustCompile(`^SEARCH d USING (?:COVERING )?INDEX \w+ \((.*)\)$|^Index Cond: (.*)$`)
+var deliveryRead = regexp.MustCompile(`^SEARCH (?:d|deliveries) USING (?:COVERING )?INDEX \w+ \((.*)\)$|^Index Cond: (.*)$`)
+
+// deliveryFilterTerm matches a condition of a delivery log's filter.
+var deliveryFilterTerm = regexp.MustCompile(`(?:\bd\.|WHERE |AND )(status|event|person_id) = `)
 
 // unindexedDeliveryFilter names the filters of a delivery log read when
 // none of them is a condition, beside webhook_id, of the index it reads:
@@ -306,10 +321,13 @@ var deliveryRead = regexp.MustCompile(`^SEARCH d USING (?:COVERING )?INDEX \w+ \
 // without one the read walks the subscription's whole log, or every
 // subscription's deliveries of that status.
 func unindexedDeliveryFilter(query string, plan []string) string {
+	if !strings.Contains(query, "FROM deliveries d") && !strings.HasPrefix(query, "UPDATE deliveries") {
+		return ""
+	}
 	var filters []string
-	for _, column := range []string{"status", "event", "person_id"} {
-		if strings.Contains(query, "FROM deliveries d") && strings.Contains(query, " d."+column+" = ") {
-			filters = append(filters, column)
+	for _, m := range deliveryFilterTerm.FindAllStringSubmatch(query, -1) {
+		if !slices.Contains(filters, m[1]) {
+			filters = append(filters, m[1])
 		}
 	}
 	if len(filters) == 0 {

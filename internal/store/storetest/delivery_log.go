@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 func init() {
 	register("webhook_delivery_log", testDeliveryLog)
+	register("webhook_redeliver_failed", testRedeliverFailed)
 }
 
 // loggedDelivery makes a delivery of w created at `at` for event and
@@ -25,6 +27,10 @@ func loggedDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time
 		d.Status = status
 	}
 	return d
+}
+
+func sameTime(a, b *time.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
 }
 
 // deliveryIDs are the ids of ds, in order.
@@ -127,4 +133,115 @@ func testDeliveryLog(t *testing.T, newStore NewStore) {
 			t.Fatalf("the other account's own log: %+v of %d, %v", got, total, err)
 		}
 	})
+}
+
+func testRedeliverFailed(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	st := newStore(t)
+	acc, other := NewAccount(t, st), NewAccount(t, st)
+	w, sibling, foreign := newWebhook(t, st, acc), newWebhook(t, st, acc), newWebhook(t, st, other)
+	at := func(i int) time.Time { return Epoch.Add(time.Duration(i) * time.Minute) }
+	created := domain.EventPersonCreated
+	before := loggedDelivery(t, st, w, at(0), created, "per_a", domain.DeliveryFailed)
+	atSince := loggedDelivery(t, st, w, at(1), created, "per_b", domain.DeliveryFailed)
+	after := loggedDelivery(t, st, w, at(2), domain.EventPersonUpdated, "per_a", domain.DeliveryFailed)
+	succeeded := loggedDelivery(t, st, w, at(3), created, "per_c", domain.DeliverySucceeded)
+	siblings := loggedDelivery(t, st, sibling, at(4), created, "per_a", domain.DeliveryFailed)
+	foreigns := loggedDelivery(t, st, foreign, at(5), created, "per_a", domain.DeliveryFailed)
+	// Cancelled (failed) while its attempt is in flight, under a lease that
+	// holds past now: the subscription is switched off and on again.
+	inFlight := queueDelivery(t, st, w, at(6))
+	claimOneDelivery(t, st, at(6))
+	off, on := false, true
+	for _, active := range []*bool{&off, &on} {
+		if _, err := st.UpdateWebhook(ctx, acc, w.ID, domain.WebhookUpdate{IsActive: active}, at(6)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pending := queueDelivery(t, st, w, at(7))
+	rotated, _, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_rotated", at(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	since, now := at(1), at(6).Add(10*time.Second)
+
+	read := func(d domain.Delivery) *domain.Delivery {
+		t.Helper()
+		got, _, err := st.GetDelivery(ctx, d.AccountID, d.WebhookID, d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	unchanged := func(ds ...domain.Delivery) map[string]domain.Delivery {
+		t.Helper()
+		out := map[string]domain.Delivery{}
+		for _, d := range ds {
+			out[d.ID] = *read(d)
+		}
+		return out
+	}
+	wantUnchanged := func(what string, was map[string]domain.Delivery) {
+		t.Helper()
+		for id, d := range was {
+			if got := read(d); got.Status != d.Status || got.Attempts != d.Attempts || got.RoundStart != d.RoundStart ||
+				!sameTime(got.NextAttemptAt, d.NextAttemptAt) {
+				t.Errorf("%s: delivery %s changed: %+v, was %+v", what, id, got, d)
+			}
+		}
+	}
+	left := unchanged(before, succeeded, siblings, foreigns, inFlight, pending)
+
+	t.Run("another account's key changes nothing", func(t *testing.T) {
+		_, err := st.RedeliverFailed(ctx, other, w.ID, since, now)
+		wantNotFound(t, "another account's subscription", err)
+		_, err = st.RedeliverFailed(ctx, acc, "wh_absent", since, now)
+		wantNotFound(t, "an absent subscription", err)
+		wantUnchanged("after a refused call", unchanged(atSince, after))
+	})
+
+	t.Run("an inactive subscription is refused and changes nothing", func(t *testing.T) {
+		if _, err := st.UpdateWebhook(ctx, acc, sibling.ID, domain.WebhookUpdate{IsActive: &off}, now); err != nil {
+			t.Fatal(err)
+		}
+		var ce *domain.ConflictError
+		if _, err := st.RedeliverFailed(ctx, acc, sibling.ID, at(0), now); !errors.As(err, &ce) {
+			t.Fatalf("an inactive subscription: %v, want a conflict", err)
+		}
+		wantUnchanged("after a refusal", unchanged(siblings))
+	})
+
+	n, err := st.RedeliverFailed(ctx, acc, w.ID, since, now)
+	if err != nil || n != 2 {
+		t.Fatalf("redelivered %d, %v; want the 2 failed since %s", n, err, since)
+	}
+	wantUnchanged("redelivering the failed ones since", left)
+	// Exactly what Redeliver makes of one.
+	one, err := st.Redeliver(ctx, acc, w.ID, before.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []domain.Delivery{atSince, after} {
+		got := read(d)
+		if got.Status != domain.DeliveryPending || !got.NextAttemptAt.Equal(now) || got.RoundAttempts() != 0 || got.Attempts != 1 ||
+			got.SecretVersion != rotated.SecretVersion || got.LeaseUntil != nil ||
+			got.Status != one.Status || !got.NextAttemptAt.Equal(*one.NextAttemptAt) || got.RoundStart != one.RoundStart ||
+			got.SecretVersion != one.SecretVersion {
+			t.Errorf("redelivered %+v; Redeliver made %+v", got, one)
+		}
+	}
+	jobs, err := st.ClaimDeliveries(ctx, now, time.Minute, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := map[string]string{}
+	for _, j := range jobs {
+		signed[j.ID] = j.Secret
+	}
+	if len(jobs) != 3 || signed[atSince.ID] != "whsec_rotated" || signed[after.ID] != "whsec_rotated" || signed[before.ID] == "" {
+		t.Fatalf("claimed %v; want the three redelivered, signed with the current secret", signed)
+	}
+	if n, err := st.RedeliverFailed(ctx, acc, w.ID, since, now); err != nil || n != 0 {
+		t.Fatalf("again, with none failed: %d, %v", n, err)
+	}
 }
