@@ -120,6 +120,10 @@ type DeliveryAttempt struct {
 	StatusCode  *int // nil when no response arrived
 	Error       *string
 	DurationMS  int64
+	// RequestHeaders are the headers the worker set on the request, each
+	// name's values joined by ", " (the signature is an HMAC, never the
+	// secret); empty for attempts recorded before they were kept.
+	RequestHeaders map[string]string
 }
 
 // DeliveryJob is a claimed delivery with what an attempt needs: where to

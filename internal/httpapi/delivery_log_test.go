@@ -152,6 +152,18 @@ func TestRedeliverFailed(t *testing.T) {
 			if detail.Status != "succeeded" || detail.Attempts != 2 || len(detail.AttemptLog) != 2 {
 				t.Fatalf("after the redelivery %+v", detail)
 			}
+			// The log shows the headers of each attempt as it was sent.
+			for _, req := range reqs {
+				if req.Header.Get("Service-Delivery-Id") != d.ID {
+					continue
+				}
+				for _, name := range []string{"Content-Type", "User-Agent", "Service-Webhook-Id", "Service-Delivery-Id",
+					"Service-Event", "Service-Timestamp", "Service-Signature"} {
+					if got := detail.AttemptLog[1].RequestHeaders[name]; got == "" || got != req.Header.Get(name) {
+						t.Errorf("the log shows %s %q, the receiver got %q", name, got, req.Header.Get(name))
+					}
+				}
+			}
 		}
 		if n := listOf[deliveryView](env.Env, key, base+"?status=failed").Total; n != 1 {
 			t.Fatalf("%d failed after the redelivery, want the one before since", n)

@@ -75,10 +75,11 @@ func viewDelivery(d *domain.Delivery) deliveryView {
 }
 
 type attemptView struct {
-	AttemptedAt domain.Time `json:"attempted_at"`
-	StatusCode  *int        `json:"status_code"`
-	Error       *string     `json:"error"`
-	DurationMS  int64       `json:"duration_ms"`
+	AttemptedAt    domain.Time       `json:"attempted_at"`
+	StatusCode     *int              `json:"status_code"`
+	Error          *string           `json:"error"`
+	DurationMS     int64             `json:"duration_ms"`
+	RequestHeaders map[string]string `json:"request_headers"`
 }
 
 type deliveryDetail struct {
@@ -268,7 +269,11 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request) error {
 	}
 	log := make([]attemptView, len(attempts))
 	for i, a := range attempts {
-		log[i] = attemptView{AttemptedAt: domain.T(a.AttemptedAt), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS}
+		log[i] = attemptView{AttemptedAt: domain.T(a.AttemptedAt), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS,
+			RequestHeaders: a.RequestHeaders}
+		if a.RequestHeaders == nil {
+			log[i].RequestHeaders = map[string]string{}
+		}
 	}
 	return writeJSON(w, http.StatusOK, deliveryDetail{viewDelivery(d), log})
 }

@@ -44,10 +44,11 @@ type deliveryView struct {
 	NextAttemptAt  *string `json:"next_attempt_at"`
 	Created        string  `json:"created"`
 	AttemptLog     []struct {
-		AttemptedAt string  `json:"attempted_at"`
-		StatusCode  *int    `json:"status_code"`
-		Error       *string `json:"error"`
-		DurationMS  int     `json:"duration_ms"`
+		AttemptedAt    string            `json:"attempted_at"`
+		StatusCode     *int              `json:"status_code"`
+		Error          *string           `json:"error"`
+		DurationMS     int               `json:"duration_ms"`
+		RequestHeaders map[string]string `json:"request_headers"`
 	} `json:"attempt_log"`
 }
 

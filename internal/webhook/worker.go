@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -475,9 +476,9 @@ func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) (time.Dura
 			"delivery_id", job.ID, "webhook_id", job.WebhookID, "account_id", job.AccountID)
 		return 0, false
 	}
-	code, took, err := w.post(ctx, job, at)
+	code, headers, took, err := w.post(ctx, job, at)
 	r := w.s.Decide(job.Delivery, code, err, at)
-	r.Attempt.DurationMS = took.Milliseconds()
+	r.Attempt.DurationMS, r.Attempt.RequestHeaders = took.Milliseconds(), headers
 	w.rec.add(job, r)
 	return took, true
 }
@@ -520,14 +521,16 @@ func outcome(r store.AttemptResult) string {
 	return "failed"
 }
 
-// post sends the request; the duration is real elapsed time, since the
+// post sends the request and returns, with what came back, the headers it
+// set on it (sentHeaders); the duration is real elapsed time, since the
 // injected clock stands still in tests.
-func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time) (int, time.Duration, error) {
+func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time) (int, map[string]string, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.TargetURL, bytes.NewReader(job.Body))
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, 0, err
 	}
 	SetHeaders(req.Header, job.Delivery, job.Secret, at)
+	headers := sentHeaders(req.Header)
 	client := w.client
 	if job.LocalListener {
 		client = w.local
@@ -535,9 +538,21 @@ func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time)
 	start := time.Now()
 	res, err := client.Do(req)
 	if err != nil {
-		return 0, time.Since(start), err
+		return 0, headers, time.Since(start), err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponseRead))
 	res.Body.Close()
-	return res.StatusCode, time.Since(start), nil
+	return res.StatusCode, headers, time.Since(start), nil
+}
+
+// sentHeaders is the record of the headers an attempt set on its request,
+// each name's values joined by ", ". The transport adds only what HTTP
+// itself needs on the wire (Host, Content-Length, Accept-Encoding), which
+// is left out. Nothing here holds the secret: the signature is an HMAC.
+func sentHeaders(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for name, values := range h {
+		out[name] = strings.Join(values, ", ")
+	}
+	return out
 }

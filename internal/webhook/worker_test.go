@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -289,10 +290,35 @@ func TestServerErrorsAndTimeoutsAreRetriedOnScheduleWithTheSameID(t *testing.T) 
 		if attempts[1].StatusCode != nil || attempts[1].Error == nil || *attempts[2].StatusCode != 502 || *attempts[3].StatusCode != 200 {
 			t.Fatalf("attempt log %+v", attempts)
 		}
+		// Each attempt keeps the headers it was sent with, the one that got
+		// no answer included; the transport's own are not pds's to record.
+		for i, a := range attempts {
+			wantSentHeaders(t, a.RequestHeaders, reqs[i].Header, sub.Secret)
+		}
 		if r.webhook(sub).LastError != nil {
 			t.Fatal("a success did not clear the subscription's last_error")
 		}
 	})
+}
+
+// wantSentHeaders fails unless recorded holds every header the receiver
+// got but the transport's, as it got them, and nothing holds the secret.
+func wantSentHeaders(t *testing.T, recorded map[string]string, got http.Header, secret string) {
+	t.Helper()
+	transport := []string{"Accept-Encoding", "Content-Length"}
+	for name := range got {
+		if !slices.Contains(transport, name) && recorded[name] != got.Get(name) {
+			t.Errorf("recorded %s %q; the receiver got %q", name, recorded[name], got.Get(name))
+		}
+	}
+	for name, value := range recorded {
+		if _, ok := got[name]; !ok || strings.Contains(value, secret) {
+			t.Errorf("recorded %s %q, which the receiver did not get or which holds the secret", name, value)
+		}
+	}
+	if !strings.HasPrefix(recorded["Service-Signature"], "t=") || recorded["User-Agent"] == "" {
+		t.Errorf("recorded headers %v", recorded)
+	}
 }
 
 func TestRetriesRunOutThenTheDeliveryFails(t *testing.T) {

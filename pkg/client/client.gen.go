@@ -873,6 +873,15 @@ type DeliveryAttempt struct {
 	// Error What went wrong when no response arrived (timeout, connection error, refused address).
 	Error nullable.Nullable[string] `json:"error"`
 
+	// RequestHeaders The headers pds set on this attempt's request, by name, as sent: `Content-Type`,
+	// `User-Agent` and the `Service-*` headers, the signature among them (signed at the
+	// attempt's own time, so each attempt's differs). A name sent with several values would
+	// hold them joined by `, `. The HTTP client adds only what the protocol itself needs
+	// (`Host`, `Content-Length`, `Accept-Encoding`), which is not recorded. An attempt that got
+	// no answer shows what it was to send. The signature is an HMAC: no secret is ever stored
+	// or shown here. `{}` for attempts recorded before headers were kept.
+	RequestHeaders map[string]string `json:"request_headers"`
+
 	// StatusCode null when no response arrived.
 	StatusCode nullable.Nullable[int] `json:"status_code"`
 }

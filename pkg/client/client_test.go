@@ -435,7 +435,8 @@ func TestClientEndToEnd(t *testing.T) {
 		}
 		delivery, err := c.GetDeliveryWithResponse(ctx, hookID, body.ID)
 		want(t, "get delivery", delivery, err, 200)
-		if d := delivery.JSON200; d.Status != client.DeliveryDetailStatusSucceeded || len(d.AttemptLog) != 1 || d.AttemptLog[0].StatusCode.MustGet() != 204 {
+		if d := delivery.JSON200; d.Status != client.DeliveryDetailStatusSucceeded || len(d.AttemptLog) != 1 || d.AttemptLog[0].StatusCode.MustGet() != 204 ||
+			d.AttemptLog[0].RequestHeaders["Service-Delivery-Id"] != body.ID {
 			t.Fatalf("delivery %+v", d)
 		}
 		again, err := c.RedeliverWithResponse(ctx, hookID, body.ID)

@@ -3,7 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -100,7 +102,7 @@ func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string
 	if err != nil {
 		return nil, nil, err
 	}
-	attempts, err := queryAll(ctx, s.reader(), scanAttempt, `SELECT attempt, attempted_at, status_code, error, duration_ms
+	attempts, err := queryAll(ctx, s.reader(), scanAttempt, `SELECT attempt, attempted_at, status_code, error, duration_ms, request_headers
 		FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`, id)
 	if err != nil {
 		return nil, nil, err
@@ -113,8 +115,12 @@ func scanAttempt(sc scanner) (domain.DeliveryAttempt, error) {
 	var at int64
 	var code sql.NullInt64
 	var msg sql.NullString
-	if err := sc.Scan(&a.Attempt, &at, &code, &msg, &a.DurationMS); err != nil {
+	var headers string
+	if err := sc.Scan(&a.Attempt, &at, &code, &msg, &a.DurationMS, &headers); err != nil {
 		return a, err
+	}
+	if err := json.Unmarshal([]byte(headers), &a.RequestHeaders); err != nil {
+		return a, fmt.Errorf("delivery attempt %d: request headers: %w", a.Attempt, err)
 	}
 	a.AttemptedAt, a.Error = domain.FromMillis(at), strPtr(msg)
 	if code.Valid {
@@ -454,7 +460,7 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 			updates.add(job.ID, deliveryUpdate{status: newStatus, code: nullInt(r.Attempt.StatusCode), lastErr: nullStr(lastErr), next: nullMillis(next)})
 			d.status, d.token, d.lastErr = newStatus, "", toNullString(lastErr)
 			attemptRows = append(attemptRows, []any{job.ID, d.attempts, r.Attempt.AttemptedAt.UnixMilli(),
-				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS})
+				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS, encodeHeaders(r.Attempt.RequestHeaders)})
 			if !cancelled {
 				if r.Status == domain.DeliveryFailed {
 					// A failure may cancel the subscription's pending
@@ -605,7 +611,7 @@ func lockDeliveries(ctx context.Context, q querier, ids []any) (map[string]*deli
 func insertAttempts(ctx context.Context, q querier, rows [][]any) error {
 	var a sqlArgs
 	var b strings.Builder
-	b.WriteString(`INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms) VALUES `)
+	b.WriteString(`INSERT INTO delivery_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms, request_headers) VALUES `)
 	for i, r := range rows {
 		if i > 0 {
 			b.WriteString(", ")
@@ -614,6 +620,15 @@ func insertAttempts(ctx context.Context, q querier, rows [][]any) error {
 	}
 	_, err := q.exec(ctx, b.String(), a...)
 	return err
+}
+
+// encodeHeaders stores request headers as a JSON object ({} for none).
+func encodeHeaders(h map[string]string) string {
+	if len(h) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(h) // a map of strings always marshals
+	return string(b)
 }
 
 func toNullString(s *string) sql.NullString {

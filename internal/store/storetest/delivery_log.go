@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 func init() {
 	register("webhook_delivery_log", testDeliveryLog)
 	register("webhook_redeliver_failed", testRedeliverFailed)
+	register("webhook_attempt_headers", testAttemptHeaders)
 }
 
 // loggedDelivery makes a delivery of w created at `at` for event and
@@ -244,4 +246,40 @@ func testRedeliverFailed(t *testing.T, newStore NewStore) {
 	if n, err := st.RedeliverFailed(ctx, acc, w.ID, since, now); err != nil || n != 0 {
 		t.Fatalf("again, with none failed: %d, %v", n, err)
 	}
+}
+
+func testAttemptHeaders(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	st := newStore(t)
+	acc, other := NewAccount(t, st), NewAccount(t, st)
+	w := newWebhook(t, st, acc)
+	d := queueDelivery(t, st, w, Epoch)
+	sent := map[string]string{"Content-Type": "application/json", "Service-Delivery-Id": d.ID,
+		"Service-Signature": "t=1795255200,v1=0123abcd", "Accept": "a, b"}
+	next := Epoch.Add(5 * time.Second)
+	if err := st.FinishAttempt(ctx, claimOneDelivery(t, st, Epoch), store.AttemptResult{
+		Attempt: domain.DeliveryAttempt{AttemptedAt: Epoch, StatusCode: statusCode(503), RequestHeaders: sent},
+		Status:  domain.DeliveryPending, NextAttemptAt: &next,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// An attempt recorded without headers, as every attempt was before they
+	// were kept, in a batch.
+	if err := st.FinishAttempts(ctx, []store.FinishedAttempt{{Job: claimOneDelivery(t, st, next), Result: store.AttemptResult{
+		Attempt: domain.DeliveryAttempt{AttemptedAt: next, StatusCode: statusCode(204)}, Status: domain.DeliverySucceeded,
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, attempts, err := st.GetDelivery(ctx, acc, w.ID, d.ID)
+	if err != nil || len(attempts) != 2 {
+		t.Fatalf("attempts %+v, %v", attempts, err)
+	}
+	if !maps.Equal(attempts[0].RequestHeaders, sent) {
+		t.Errorf("headers read back %v, sent %v", attempts[0].RequestHeaders, sent)
+	}
+	if attempts[1].RequestHeaders == nil || len(attempts[1].RequestHeaders) != 0 {
+		t.Errorf("an attempt without headers reads back %#v, want an empty map", attempts[1].RequestHeaders)
+	}
+	_, _, err = st.GetDelivery(ctx, other, w.ID, d.ID)
+	wantNotFound(t, "another account's delivery", err)
 }
