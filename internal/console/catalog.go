@@ -37,10 +37,14 @@ type listView[T any] struct {
 	Form url.Values
 }
 
-// filterParam reads an optional enumerated filter as the API reads it.
+// filterParam reads an optional enumerated filter as the API reads it;
+// the form's "all" sends it empty, which is no filter.
 func filterParam(q url.Values, name string, allowed []string) (*string, error) {
+	if q.Get(name) == "" {
+		return nil, nil
+	}
 	v, err := params.NonEmpty(q, name)
-	if err != nil || v == nil {
+	if err != nil {
 		return nil, err
 	}
 	if !slices.Contains(allowed, *v) {

@@ -53,6 +53,12 @@ type personsView struct {
 // (params, service.SelectPersons), so its totals and pages are the API's.
 func (s *Server) persons(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	q := values(r)
+	// The form sends its fields left empty; an empty one is not given.
+	for _, name := range []string{"email", "external_id"} {
+		if q.Has(name) && q.Get(name) == "" {
+			q.Del(name)
+		}
+	}
 	now := s.now()
 	pv := personsView{Seen: q.Get("seen"), Windows: seenWithin}
 	pr, err := params.Page(q)

@@ -33,7 +33,10 @@ func secureHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// Nothing of a console URL leaves the console; same-origin rather than
+	// no-referrer, under which a browser sends Origin: null with a form,
+	// which sameOrigin could not tell from another site's.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 }
 
@@ -50,8 +53,8 @@ type view struct {
 	// Notice says what the last action did.
 	Notice string
 	Data   any
-	// Stylesheet is the stylesheet's versioned path.
-	Stylesheet string
+	// Stylesheet and Icon are the assets' versioned paths.
+	Stylesheet, Icon string
 }
 
 // FieldError is the problem's error for one form field, "" when none.
@@ -81,7 +84,9 @@ func stamp(t any) string {
 // fieldView is one labelled text field of a form, with the problem's
 // error for it.
 type fieldView struct {
-	Name, Label, Value, Error string
+	// ID is the element's id: "f-" and the name where that is safe, else
+	// made by the caller (a custom field's key may hold any character).
+	ID, Name, Label, Value, Error string
 	// Kind is "" for a line, "list" for one item a line.
 	Kind string
 }
@@ -103,8 +108,11 @@ var funcs = template.FuncMap{
 	},
 	"dataTypes": func() []string { return domain.CustomFieldDataTypes },
 	"formTypes": func() []string { return domain.CustomFieldFormTypes },
-	"field": func(v view, name, label, value, kind string) fieldView {
-		return fieldView{Name: name, Label: label, Value: value, Error: v.FieldErrors[name], Kind: kind}
+	"field": func(v view, id, name, label, value, kind string) fieldView {
+		if id == "" {
+			id = "f-" + name
+		}
+		return fieldView{ID: id, Name: name, Label: label, Value: value, Error: v.FieldErrors[name], Kind: kind}
 	},
 }
 
@@ -131,7 +139,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, v *viewer, statu
 }
 
 func (s *Server) viewFor(r *http.Request, v *viewer, title string, data any) view {
-	vw := view{Title: title, V: v, Data: data, Stylesheet: stylesheetPath(), Notice: notices[values(r).Get("done")]}
+	vw := view{Title: title, V: v, Data: data, Stylesheet: stylesheetPath(), Icon: iconPath(), Notice: notices[values(r).Get("done")]}
 	if v != nil {
 		vw.CSRF = v.session.CSRF
 	}
@@ -209,28 +217,36 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.showProblem(w, r, nil, problems.For(domain.ErrNotFound))
 }
 
-// assetVersion is the stylesheet's hash, in its path: a new binary's
-// stylesheet has a new path, so the old one may be cached for a year.
+// assetVersion is the hash of the assets, in their paths: a new binary's
+// assets have new paths, so the old ones may be cached for a year.
 var assetVersion = func() string {
-	b, err := assetFiles.ReadFile("assets/console.css")
-	if err != nil {
-		panic(err)
+	h := sha256.New()
+	for _, name := range []string{"console.css", "favicon.svg"} {
+		b, err := assetFiles.ReadFile("assets/" + name)
+		if err != nil {
+			panic(err)
+		}
+		h.Write(b)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:6])
+	return hex.EncodeToString(h.Sum(nil)[:6])
 }()
 
 func stylesheetPath() string { return Prefix + "/assets/console.css?v=" + assetVersion }
+func iconPath() string       { return Prefix + "/assets/favicon.svg?v=" + assetVersion }
 
-// asset serves the embedded stylesheet.
+// assetTypes are the assets served, by extension.
+var assetTypes = map[string]string{".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+
+// asset serves the embedded stylesheet and icon.
 func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	b, err := assetFiles.ReadFile("assets/" + name)
-	if err != nil || path.Ext(name) != ".css" {
+	ct, known := assetTypes[path.Ext(name)]
+	if err != nil || !known {
 		s.notFound(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Content-Type", ct)
 	if q, err := params.Parse(r.URL.RawQuery); err == nil && q.Get("v") == assetVersion {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {

@@ -1,0 +1,222 @@
+//go:build unix
+
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+// seeded is what the browser test finds in the account.
+type seeded struct {
+	account, key string
+	vip          domain.Tag
+	ada          *domain.Person
+}
+
+// seed fills an account as a team's would be: tags, custom fields (one
+// read-only, managed by an integration), persons some of whom hold tags,
+// breadcrumbs, a campaign and its project.
+func seed(t *testing.T, e *env) seeded {
+	t.Helper()
+	ctx := context.Background()
+	acc := e.account()
+	key, _ := e.key(acc)
+	now := e.clock.Now()
+	w := store.Write{Now: now, Window: time.Minute}
+	var tags []domain.Tag
+	for _, name := range []string{"VIP", "Donor", "Volunteer lead"} {
+		tag, _, err := e.st.CreateTag(ctx, domain.Tag{ID: domain.NewID("tag"), AccountID: acc, Name: name, Context: "person",
+			DateCreated: domain.T(now)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags = append(tags, tag)
+	}
+	label := "Plan"
+	fields := []domain.CustomField{
+		{ID: domain.NewID("cf"), AccountID: acc, Collection: "Person", DataType: "str", Key: "plan", Label: &label, FormType: "text", DateCreated: domain.T(now)},
+		{ID: domain.NewID("cf"), AccountID: acc, Collection: "Person", DataType: "list", Key: "languages", FormType: "text", DateCreated: domain.T(now)},
+		{ID: domain.NewID("cf"), AccountID: acc, Collection: "Person", DataType: "str", Key: "crm_segment", FormType: "text", IsReadOnly: true, DateCreated: domain.T(now)},
+	}
+	if err := e.st.ImportCustomFields(ctx, acc, fields); err != nil {
+		t.Fatal(err)
+	}
+	site := "https://gala.example.org"
+	project := domain.Project{ID: domain.NewID("prj"), AccountID: acc, Name: "Spring gala", SiteURL: &site, DateCreated: domain.T(now)}
+	if err := e.st.ImportProjects(ctx, acc, []domain.Project{project}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.ImportCampaigns(ctx, acc, []domain.Campaign{{ID: domain.NewID("cmp"), AccountID: acc, Name: "Gala invitations",
+		IsEnabled: true, ProjectID: &project.ID, DateCreated: domain.T(now)}}); err != nil {
+		t.Fatal(err)
+	}
+	var ada *domain.Person
+	for i := range 30 {
+		in := domain.PersonUpsert{
+			ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprintf("crm-%d", i)},
+			Email:      domain.Opt[string]{Set: true, Value: fmt.Sprintf("person.%d@example.org", i)},
+			FirstName:  domain.Opt[string]{Set: true, Value: fmt.Sprintf("Person %d", i)},
+		}
+		if i == 0 {
+			in.Email.Value, in.FirstName.Value = "ada@example.org", "Ada"
+		}
+		p, _, err := e.st.UpsertPerson(ctx, acc, in, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if p, err = e.st.AddPersonTags(ctx, acc, p.ID, []string{tags[0].ID}, w); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == 0 {
+			ada = p
+		}
+	}
+	for _, flavor := range []string{"page_view", "form_submission", "email_view"} {
+		e.clock.Advance(time.Second)
+		if _, _, err := e.st.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: flavor, PersonID: &ada.ID},
+			store.Write{Now: e.clock.Now(), Window: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return seeded{account: acc, key: key, vip: tags[0], ada: ada}
+}
+
+// TestConsoleInChromium drives the console as a person does, in headless
+// Chromium, on each engine: signs in with the keyboard, browses and
+// filters persons, opens one, edits it (and is shown the API's problem
+// beside the field it refused), attaches a tag, uses the catalogue, and
+// signs out. Every screen is held to axe-core (nothing serious or
+// critical, in the light scheme and the dark) and must show no script
+// error, no failed load and nothing the Content-Security-Policy refused;
+// each is photographed. PDS_CONSOLE_SCREENSHOTS=DIR keeps the pictures in
+// DIR/<engine>.
+func TestConsoleInChromium(t *testing.T) {
+	bin := chromiumOrSkip(t)
+	axe := axeOrSkip(t)
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		shots := t.TempDir()
+		if dir := os.Getenv("PDS_CONSOLE_SCREENSHOTS"); dir != "" {
+			shots = filepath.Join(dir, eng.Name)
+			if err := os.MkdirAll(shots, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e := newEnv(t, eng)
+		s := seed(t, e)
+		b := newTab(t, bin, axe, shots)
+
+		// Sign in, with the keyboard alone.
+		b.open(e.url, "/console/")
+		b.wantText("the sign-in page", "Sign in with an API key")
+		b.check("sign-in")
+		b.tabTo("input#key")
+		b.do("type the key", chromedp.KeyEvent(s.key))
+		if _, err := chromedp.RunResponse(b.ctx, chromedp.KeyEvent("\r")); err != nil {
+			t.Fatalf("sign in with Enter: %v", err)
+		}
+		b.wantText("the overview", "Overview", s.account, "persons:write", "Rate budget")
+		b.check("overview")
+
+		// Persons: the window, a tag filter, a lookup.
+		b.open(e.url, "/console/persons")
+		b.wantText("the persons", "30 seen within the last 30 days", "person.1@example.org")
+		b.check("persons")
+		b.do("filter by VIP", chromedp.Click(chromedp.CSS(`input[name=tag_ids][value="`+s.vip.ID+`"]`)))
+		b.submit("show", `form[aria-label="Find persons"] button[type=submit]`)
+		b.wantText("the VIP filter", "10 seen within")
+		b.set("email", "ada@example.org")
+		b.submit("look up", `form[aria-label="Find persons"] button[type=submit]`)
+		b.wantText("the lookup", "1 found", "ada@example.org")
+
+		// A person: open, edit (refused, then saved), attach a tag.
+		b.submit("open Ada", `main table a[href="/console/persons/`+s.ada.ID+`"]`)
+		b.wantText("Ada's page", "Attributes", "page_view", "3 in all", "crm_segment")
+		b.check("person")
+		b.set("f-email", "not an email")
+		b.submit("save", `section[aria-labelledby=edit-heading] button[type=submit]`)
+		b.wantText("the refused edit", "Bad Request (400)", "is not an email address")
+		b.check("person-refused")
+		b.set("f-email", "ada@example.org")
+		b.set("f-last_name", "Lovelace")
+		b.setNamed("custom_fields.plan", "gold")
+		b.setNamed("custom_fields.languages", "en\nfr")
+		b.submit("save", `section[aria-labelledby=edit-heading] button[type=submit]`)
+		b.wantText("the saved edit", "Saved.", "Lovelace", "gold")
+		b.tabTo("select#attach")
+		b.do("choose Donor", chromedp.SetValue(chromedp.ID("attach"), firstOption(t, e, s.account, "Donor")))
+		b.submit("attach", `form[action$="/tags"] button[type=submit]`)
+		b.wantText("the tagged person", "Tag attached.", "Donor")
+		p, err := e.st.GetPerson(context.Background(), s.account, s.ada.ID)
+		if err != nil || p.LastName == nil || *p.LastName != "Lovelace" || p.CustomFields["plan"] != "gold" || len(p.TagIDs) != 2 {
+			t.Fatalf("the person as stored after the console's edits: %+v, %v", p, err)
+		}
+
+		// The catalogue.
+		b.open(e.url, "/console/tags")
+		b.set("f-name", "Board")
+		b.submit("create a tag", `form[method=post][action="/console/tags"] button[type=submit]`)
+		b.wantText("the tags", "Created.", "Board", "4 live tags")
+		b.check("tags")
+		b.open(e.url, "/console/custom-fields")
+		b.wantText("the custom fields", "crm_segment", "read-only", "managed by an integration")
+		b.check("custom-fields")
+		b.open(e.url, "/console/campaigns")
+		b.wantText("the campaigns", "Gala invitations")
+		b.check("campaigns")
+		b.open(e.url, "/console/projects")
+		b.wantText("the projects", "Spring gala")
+		b.check("projects")
+
+		// At a phone's width nothing runs off the side.
+		b.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		for _, path := range []string{"/console/", "/console/persons", "/console/persons/" + s.ada.ID, "/console/tags"} {
+			b.open(e.url, path)
+			wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+			if err != nil || wide {
+				t.Errorf("%s is wider than a phone's screen (%v)", path, err)
+			}
+		}
+		b.open(e.url, "/console/persons/"+s.ada.ID)
+		b.shoot("person-phone")
+		b.do("desktop", chromedp.EmulateViewport(1280, 900))
+
+		// Sign out.
+		b.submit("sign out", `form.signout button`)
+		b.wantText("the signed-out page", "Signed out.")
+		b.open(e.url, "/console/persons")
+		b.wantText("after signing out", "Sign in with an API key")
+		for _, f := range b.faults() {
+			t.Errorf("after the last screen: %s", f)
+		}
+	})
+}
+
+// firstOption is the id of the account's tag named name.
+func firstOption(t *testing.T, e *env, account, name string) string {
+	t.Helper()
+	tags, _, err := e.st.ListTags(context.Background(), account, nil, domain.PageRequest{Page: 1, Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range tags {
+		if tag.Name == name {
+			return tag.ID
+		}
+	}
+	t.Fatalf("no tag %q", name)
+	return ""
+}
