@@ -126,6 +126,33 @@ type DeliveryAttempt struct {
 	RequestHeaders map[string]string
 }
 
+// Attempt outcomes, as AttemptCount counts them.
+const (
+	AttemptSucceeded = "succeeded" // answered with a 2xx
+	AttemptFailed    = "failed"    // answered with any other status
+	AttemptError     = "error"     // no answer: a timeout, a connection that failed
+)
+
+// Outcome says what the attempt got: AttemptSucceeded, AttemptFailed or
+// AttemptError.
+func (a DeliveryAttempt) Outcome() string {
+	switch {
+	case a.StatusCode == nil:
+		return AttemptError
+	case *a.StatusCode >= 200 && *a.StatusCode < 300:
+		return AttemptSucceeded
+	}
+	return AttemptFailed
+}
+
+// AttemptCount is how many attempts of one subscription in one hour got
+// each outcome.
+type AttemptCount struct {
+	WebhookID                 string
+	Hour                      time.Time // UTC, truncated to the hour
+	Succeeded, Failed, Errors int
+}
+
 // DeliveryJob is a claimed delivery with what an attempt needs: where to
 // send it and the secret its version names.
 type DeliveryJob struct {

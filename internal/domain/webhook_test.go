@@ -28,3 +28,27 @@ func TestWebhookWants(t *testing.T) {
 		})
 	}
 }
+
+func TestAttemptOutcome(t *testing.T) {
+	code := func(n int) *int { return &n }
+	for _, tc := range []struct {
+		name string
+		code *int
+		want string
+	}{
+		{"2xx succeeded", code(200), AttemptSucceeded},
+		{"2xx succeeded, the last of them", code(299), AttemptSucceeded},
+		{"an answer below 2xx failed", code(199), AttemptFailed},
+		{"a redirect failed", code(301), AttemptFailed},
+		{"a 4xx failed", code(404), AttemptFailed},
+		{"410 failed", code(410), AttemptFailed},
+		{"a 5xx failed, though it is retried", code(503), AttemptFailed},
+		{"no answer (a timeout, a connection) is an error", nil, AttemptError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := (DeliveryAttempt{StatusCode: tc.code}).Outcome(); got != tc.want {
+				t.Fatalf("Outcome() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

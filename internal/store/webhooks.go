@@ -85,11 +85,19 @@ type Webhooks interface {
 	// burst to be delivered, with the burst's account's active
 	// subscriptions; closed reports, per burst, what CloseBurst would.
 	CloseBursts(ctx context.Context, bursts []domain.Burst, build BurstBuilder) (closed []bool, err error)
+	// AttemptCounts reads the account's attempts counted by subscription,
+	// hour and outcome (domain.DeliveryAttempt.Outcome), for the hours at
+	// or after since's hour, ordered by subscription id, then hour. An hour
+	// without attempts has no row. The counts are kept with each attempt's
+	// record (FinishAttempts), so this reads one row per subscription and
+	// hour whatever the volume; a deleted subscription's go with it.
+	AttemptCounts(ctx context.Context, accountID string, since time.Time) ([]domain.AttemptCount, error)
 	// PruneDeliveries deletes, with their attempts, the finished deliveries
 	// (succeeded or failed, no lease held) of every account whose last
 	// activity (last attempt, else creation) is before `before`, at most
 	// batch rows per statement, and returns how many it deleted. Pending
-	// deliveries are never deleted.
+	// deliveries are never deleted. It also deletes the attempt counts of
+	// the hours that ended by `before`.
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
 	// WebhookBacklog reads where the pipeline stands over every account,
 	// with bounded statements (for metrics, at every scrape).

@@ -441,6 +441,7 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 			return err
 		}
 		var attemptRows [][]any
+		tally := attemptTally{}
 		updates := &deliveryUpdates{}
 		for i, f := range done {
 			job, r := f.Job, f.Result
@@ -461,6 +462,7 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 			d.status, d.token, d.lastErr = newStatus, "", toNullString(lastErr)
 			attemptRows = append(attemptRows, []any{job.ID, d.attempts, r.Attempt.AttemptedAt.UnixMilli(),
 				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS, encodeHeaders(r.Attempt.RequestHeaders)})
+			tally.add(job.WebhookID, r.Attempt)
 			if !cancelled {
 				if r.Status == domain.DeliveryFailed {
 					// A failure may cancel the subscription's pending
@@ -499,6 +501,9 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 			if err := insertAttempts(ctx, q, chunk); err != nil {
 				return err
 			}
+		}
+		if err := tally.write(ctx, q); err != nil {
+			return err
 		}
 		for _, id := range subIDs {
 			if sub := subs[id.(string)]; sub != nil && sub.finished {

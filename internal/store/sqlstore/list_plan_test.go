@@ -53,8 +53,17 @@ func TestHotQueryPlans(t *testing.T) {
 		// hook's log beside a sibling subscription's and a larger one of
 		// another account, which none of hook's reads may walk.
 		hook := rs.seedDeliveries(t, acc, 3000)
-		rs.seedDeliveries(t, acc, 3000)
-		rs.seedDeliveries(t, other, 12000)
+		sibling := rs.seedDeliveries(t, acc, 3000)
+		otherHook := rs.seedDeliveries(t, other, 12000)
+		// Thirty days of attempt counts, an hour a row, of each
+		// subscription.
+		var counts [][]any
+		for _, w := range []string{hook, sibling, otherHook} {
+			for h := range 720 {
+				counts = append(counts, []any{w, seedEpoch.Add(-time.Duration(h) * time.Hour).UnixMilli(), 50, 2, 1})
+			}
+		}
+		rs.insertRows(t, "webhook_attempt_counts", "webhook_id, hour, succeeded, failed, errors", counts)
 		key, secret, err := service.NewKey(service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes}, seedEpoch)
 		if err != nil {
 			t.Fatal(err)
@@ -114,6 +123,13 @@ func TestHotQueryPlans(t *testing.T) {
 			{"deliveries of one event, deep page", listDeliveries(ctx, rs, acc, hook, domain.DeliveryFilter{Event: domain.EventPersonUpdated}, 25)},
 			{"deliveries of one person", listDeliveries(ctx, rs, acc, hook, domain.DeliveryFilter{PersonID: seededPerson(acc, 7)}, 1)},
 			{"deliveries of one person, failed", listDeliveries(ctx, rs, acc, hook, domain.DeliveryFilter{PersonID: seededPerson(acc, 3), Status: domain.DeliveryFailed}, 1)},
+			{"attempt counts of a day", func() error {
+				got, err := rs.AttemptCounts(ctx, acc, seedEpoch.Add(-23*time.Hour))
+				if err == nil && len(got) != 48 {
+					err = fmt.Errorf("%d rows, want 24 of each subscription", len(got))
+				}
+				return err
+			}},
 			{"export, first chunk", exportPersons(ctx, rs, acc, domain.PersonExport{})},
 			{"export, resumed deep", exportPersons(ctx, rs, acc, domain.PersonExport{After: seededPerson(acc, 2000)})},
 			{"export, updated since", exportPersons(ctx, rs, acc, domain.PersonExport{UpdatedSince: &exportSince})},
@@ -225,7 +241,7 @@ func listBreadcrumbs(ctx context.Context, rs rawStore, acc string, f domain.Brea
 }
 
 // wholeRead matches a plan line that reads a whole table.
-var wholeRead = regexp.MustCompile(`^SCAN (persons|breadcrumbs|person_tags|person_field_values|tags|custom_fields|timeline_counts|timeline_deltas|api_keys|deliveries|webhooks|h|o|pt|t|f|v|p|d|w)\b|Seq Scan`)
+var wholeRead = regexp.MustCompile(`^SCAN (persons|breadcrumbs|person_tags|person_field_values|tags|custom_fields|timeline_counts|timeline_deltas|api_keys|deliveries|webhooks|webhook_attempt_counts|h|o|pt|t|f|v|p|d|w|ac)\b|Seq Scan`)
 
 // accountWide matches a plan line that walks every row of an account in an
 // index of a table that grows with the account (the catalogue's tags and

@@ -9,7 +9,8 @@ import (
 
 // PruneDeliveries deletes finished deliveries whose last activity (their
 // last attempt, else their creation) is before `before`; their attempts go
-// with them (ON DELETE CASCADE). Each statement deletes at most batch rows
+// with them (ON DELETE CASCADE). The attempt counts of the hours that ended
+// by `before` go first, in one statement: a row per subscription and hour. Each statement deletes at most batch rows
 // in its own transaction, so the SQLite writer is never held for long.
 //
 // A finished delivery may still hold a lease: an attempt in flight when
@@ -18,6 +19,9 @@ import (
 // Retired secrets are unaffected: they are kept only for pending
 // deliveries, which are never pruned.
 func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error) {
+	if err := s.pruneAttemptCounts(ctx, before); err != nil {
+		return 0, err
+	}
 	cutoff := before.UnixMilli()
 	// On PostgreSQL the subquery locks the rows it picks, and a row changed
 	// since the statement began (say, redelivered) is checked again on its
