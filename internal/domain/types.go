@@ -15,6 +15,12 @@ type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// AccountCounts is how much an account holds: exact counts but for
+// PendingDeliveries, which stops at the store's bound (store.PendingBound).
+type AccountCounts struct {
+	Persons, Breadcrumbs, Subscriptions, PendingDeliveries int
+}
+
 // APIKey is a stored key: never the secret, only its hash.
 type APIKey struct {
 	ID         string

@@ -42,7 +42,17 @@ type Accounts interface {
 	// account yet; it reports whether it did. Safe when several instances
 	// start at once.
 	Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (bool, error)
+	// AccountCounts counts the account's persons, breadcrumbs and webhook
+	// subscriptions exactly, and its pending deliveries up to PendingBound,
+	// in one snapshot and a few short statements whatever the account's
+	// size.
+	AccountCounts(ctx context.Context, accountID string) (domain.AccountCounts, error)
 }
+
+// PendingBound bounds a count of pending deliveries (AccountCounts,
+// WebhookBacklog): a backlog that large is reported as PendingBound, and
+// counting it never reads more rows than that.
+const PendingBound = 1_000_000
 
 // Keys are API keys; only a hash of each secret is stored.
 type Keys interface {

@@ -159,8 +159,8 @@ type AttemptResult struct {
 // WebhookBacklog is where the webhook pipeline stands, over every account
 // (for metrics).
 type WebhookBacklog struct {
-	// Pending counts pending deliveries, up to a bound the store chooses;
-	// OpenBursts the bursts not closed yet, up to the same bound.
+	// Pending counts pending deliveries, up to PendingBound; OpenBursts
+	// the bursts not closed yet, up to the same bound.
 	Pending, OpenBursts int
 	// OldestDue is the due time of the oldest pending delivery that is due
 	// at the time asked about; nil when none is.

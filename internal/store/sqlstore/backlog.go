@@ -10,7 +10,7 @@ import (
 )
 
 // backlogBound bounds the rows a metrics scrape counts.
-const backlogBound = 1_000_000
+const backlogBound = store.PendingBound
 
 // WebhookBacklog reads, for metrics, the pending deliveries, the oldest due
 // one and the open bursts of every account, each with one bounded statement.
