@@ -2724,7 +2724,7 @@ type ClientInterface interface {
 
 	// GetDelivery Get a delivery with its attempts
 	//
-	// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
+	// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 	GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3908,7 +3908,7 @@ func (c *Client) RedeliverFailed(ctx context.Context, id string, body RedeliverF
 
 // GetDelivery Get a delivery with its attempts
 //
-// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
+// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
 //
 // Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 func (c *Client) GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6758,7 +6758,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetDeliveryWithResponse Get a delivery with its attempts
 	//
-	// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
+	// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12221,7 +12221,7 @@ func (c *ClientWithResponses) RedeliverFailedWithResponse(ctx context.Context, i
 
 // GetDeliveryWithResponse Get a delivery with its attempts
 //
-// One delivery of the subscription with every attempt made so far (status, duration, answer), for debugging a receiver.
+// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -52,22 +52,30 @@ func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string,
 			return err
 		}
 		var args sqlArgs
-		where := ofSubscription(&args, accountID, webhookID)
-		for _, eq := range []struct{ column, value string }{{"d.status", f.Status}, {"d.event", f.Event}, {"d.person_id", f.PersonID}} {
-			if eq.value != "" {
-				where += ` AND ` + eq.column + ` = ` + args.add(eq.value)
-			}
-		}
-		if f.Since != nil {
-			where += ` AND d.created_at >= ` + args.add(ceilMillis(*f.Since))
-		}
-		if f.Until != nil {
-			where += ` AND d.created_at <= ` + args.add(f.Until.UnixMilli())
-		}
+		where := ofSubscription(&args, accountID, webhookID) + filtered(&args, "d.", f)
 		out, total, err = listPage(ctx, q, deliveryColumns, `deliveries d WHERE `+where, `d.created_at DESC, d.id DESC`, args, p, byValue(scan))
 		return err
 	})
 	return out, total, err
+}
+
+// filtered is the conditions of f on deliveries (columns named with
+// prefix), each after an AND: the log's filters, and the deliveries Redeliver
+// Failed selects, so that it queues what the log counts.
+func filtered(args *sqlArgs, prefix string, f domain.DeliveryFilter) string {
+	var where string
+	for _, eq := range []struct{ column, value string }{{"status", f.Status}, {"event", f.Event}, {"person_id", f.PersonID}} {
+		if eq.value != "" {
+			where += ` AND ` + prefix + eq.column + ` = ` + args.add(eq.value)
+		}
+	}
+	if f.Since != nil {
+		where += ` AND ` + prefix + `created_at >= ` + args.add(ceilMillis(*f.Since))
+	}
+	if f.Until != nil {
+		where += ` AND ` + prefix + `created_at <= ` + args.add(f.Until.UnixMilli())
+	}
+	return where
 }
 
 // ofSubscription is the condition that keeps deliveries d to one
@@ -148,7 +156,7 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 		}
 		// The delivery is locked and there: requeue leaves it alone only
 		// while an attempt of it is in flight.
-		n, err := requeue(ctx, q, w, now, func(a *sqlArgs) string { return `id = ` + a.add(id) })
+		n, err := requeue(ctx, q, w, now, func(a *sqlArgs) string { return ` AND id = ` + a.add(id) })
 		if err != nil {
 			return err
 		}
@@ -176,7 +184,7 @@ func (s *Store) RedeliverFailed(ctx context.Context, accountID, webhookID string
 			return err
 		}
 		n, err = requeue(ctx, q, w, now, func(a *sqlArgs) string {
-			return `status = ` + a.add(domain.DeliveryFailed) + ` AND created_at >= ` + a.add(ceilMillis(since))
+			return filtered(a, "", domain.DeliveryFilter{Status: domain.DeliveryFailed, Since: &since})
 		})
 		return err
 	})
@@ -193,7 +201,7 @@ func redeliverable(w *domain.Webhook) error {
 }
 
 // requeue is a redelivery: the deliveries of the locked subscription w that
-// where selects become pending, due at now, in a fresh round of the retry
+// where's conditions (each after an AND) select become pending, due at now, in a fresh round of the retry
 // schedule (earlier attempts stay counted), signed with the current secret.
 // A delivery whose attempt is in flight keeps its lease and is left alone,
 // so that the attempt is recorded. It returns how many it queued.
@@ -202,7 +210,7 @@ func requeue(ctx context.Context, q querier, w *domain.Webhook, now time.Time, w
 	set := `status = ` + a.add(domain.DeliveryPending) + `, next_attempt_at = ` + a.add(now.UnixMilli()) +
 		`, round_start = attempts, secret_version = ` + a.add(w.SecretVersion) + `, lease_until = NULL, lease_token = NULL`
 	res, err := q.exec(ctx, `UPDATE deliveries SET `+set+` WHERE webhook_id = `+a.add(w.ID)+
-		` AND (lease_until IS NULL OR lease_until <= `+a.add(now.UnixMilli())+`) AND `+where(&a), a...)
+		` AND (lease_until IS NULL OR lease_until <= `+a.add(now.UnixMilli())+`)`+where(&a), a...)
 	if err != nil {
 		return 0, err
 	}
