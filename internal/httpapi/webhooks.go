@@ -1,22 +1,11 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
-	"slices"
-	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
-	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/webhook"
-)
-
-// Bounds of subscription fields.
-const (
-	maxTargetURL = 2048
-	// resolveTimeout bounds the DNS lookup that checks a target.
-	resolveTimeout = 5 * time.Second
 )
 
 type webhookView struct {
@@ -105,61 +94,14 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	switch {
-	case body.Name == nil:
-		return domain.BodyError("/name", "name is required.")
-	case body.TargetURL == nil:
-		return domain.BodyError("/target_url", "target_url is required.")
-	case body.Events == nil:
-		return domain.BodyError("/events", "events is required: a list of person.created and/or person.updated.")
-	}
-	if err := s.checkWebhookFields(r.Context(), body.Name, body.TargetURL, body.Events); err != nil {
+	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), accountID(r), body.Name, body.TargetURL, body.Events, s.now())
+	if err != nil {
 		return err
-	}
-	now := s.now()
-	hook := domain.Webhook{
-		ID: domain.NewID("wh"), AccountID: accountID(r), Name: *body.Name, TargetURL: *body.TargetURL,
-		Events: body.Events, IsActive: true, Secret: webhook.NewSecret(), SecretVersion: 1,
-		CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.store.CreateWebhook(r.Context(), hook); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusCreated, webhookWithSecret{viewWebhook(&hook), hook.Secret})
-}
-
-// checkWebhookFields validates the fields a create or update sets; nil
-// means not being set.
-func (s *Server) checkWebhookFields(ctx context.Context, name, targetURL *string, events []string) error {
-	if name != nil {
-		if err := service.CheckWebhookName(*name); err != nil {
-			return err
-		}
-	}
-	if events != nil {
-		if len(events) == 0 {
-			return domain.BodyError("/events", "events must list at least one of person.created and person.updated.")
-		}
-		for i, e := range events {
-			if !slices.Contains(domain.WebhookEvents, e) {
-				return domain.BodyError("/events", "events[%d] is %q; the events are person.created and person.updated.", i, e)
-			}
-			if slices.Contains(events[:i], e) {
-				return domain.BodyError("/events", "events lists %q twice.", e)
-			}
-		}
-	}
-	if targetURL != nil {
-		if len(*targetURL) > maxTargetURL {
-			return domain.BodyError("/target_url", "target_url must be at most %d characters.", maxTargetURL)
-		}
-		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
-		defer cancel()
-		if err := s.cfg.Webhook.Guard().CheckURL(ctx, *targetURL); err != nil {
-			return domain.BodyError("/target_url", "%s.", err.Error())
-		}
-	}
-	return nil
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
@@ -210,7 +152,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.store.GetWebhook(r.Context(), accountID(r), r.PathValue("id")); err != nil {
 		return err
 	}
-	if err := s.checkWebhookFields(r.Context(), u.Name, u.TargetURL, u.Events); err != nil {
+	if err := s.cfg.Webhook.CheckSubscription(r.Context(), u.Name, u.TargetURL, u.Events); err != nil {
 		return err
 	}
 	hook, err := s.store.UpdateWebhook(r.Context(), accountID(r), r.PathValue("id"), u, s.now())
