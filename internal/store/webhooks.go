@@ -35,7 +35,8 @@ type Webhooks interface {
 	// through, newest first (creation time, then id), with their exact
 	// total.
 	ListDeliveries(ctx context.Context, accountID, webhookID string, f domain.DeliveryFilter, p domain.PageRequest) ([]domain.Delivery, int, error)
-	// GetDelivery returns one delivery with its attempts, oldest first.
+	// GetDelivery returns one delivery, its body as sent included, with its
+	// attempts, oldest first.
 	GetDelivery(ctx context.Context, accountID, webhookID, id string) (*domain.Delivery, []domain.DeliveryAttempt, error)
 	// Redeliver makes a delivery pending again, due at now, in a fresh round
 	// of the retry schedule and signed with the current secret. A delivery

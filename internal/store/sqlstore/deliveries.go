@@ -89,8 +89,17 @@ func ofSubscription(args *sqlArgs, accountID, webhookID string) string {
 }
 
 func getDelivery(ctx context.Context, q querier, accountID, webhookID, id string) (*domain.Delivery, error) {
-	return scanDeliveryRow(q.queryRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries d
-		WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`, id, webhookID, accountID), id)
+	var body string
+	d, err := scanDelivery(q.queryRow(ctx, `SELECT `+deliveryColumns+`, d.body FROM deliveries d
+		WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`, id, webhookID, accountID), &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("delivery", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.Body = json.RawMessage(body)
+	return d, nil
 }
 
 func scanDeliveryRow(r *row, id string) (*domain.Delivery, error) {

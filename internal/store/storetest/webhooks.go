@@ -571,7 +571,8 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		}
 		got, attempts, err := st.GetDelivery(ctx, acc, w.ID, d.ID)
 		if err != nil || got.Status != domain.DeliverySucceeded || got.Attempts != 1 || *got.LastStatusCode != 200 ||
-			got.LastError != nil || len(attempts) != 1 || attempts[0].DurationMS != 12 || *attempts[0].StatusCode != 200 {
+			got.LastError != nil || len(attempts) != 1 || attempts[0].DurationMS != 12 || *attempts[0].StatusCode != 200 ||
+			string(got.Body) != string(d.Body) {
 			t.Fatalf("after success: %+v %+v %v", got, attempts, err)
 		}
 		_, _, err = st.GetDelivery(ctx, other, w.ID, d.ID)
