@@ -5,6 +5,8 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,6 +17,9 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
+	"github.com/pds-dev/pds/internal/webhook"
+	"github.com/pds-dev/pds/internal/webhook/webhooktest"
+	"github.com/pds-dev/pds/pkg/webhookverify"
 )
 
 // seeded is what the browser test finds in the account.
@@ -115,8 +120,14 @@ func TestConsoleInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		e := newEnv(t, eng)
+		rc := webhooktest.NewReceiver(t)
+		e := newEnvWith(t, eng, webhooktest.Settings(rc))
 		s := seed(t, e)
+		worker, err := webhook.NewWorker(e.st, webhook.PersonRenderer{Persons: e.st, PublicURL: "https://pds.test"}, e.clock,
+			e.hooks, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
 		b := newTab(t, bin, axe, shots)
 
 		// Sign in, with the keyboard alone.
@@ -181,9 +192,11 @@ func TestConsoleInChromium(t *testing.T) {
 		b.wantText("the projects", "Spring gala")
 		b.check("projects")
 
+		webhookFlow(t, e, b, s, rc, worker)
+
 		// At a phone's width nothing runs off the side.
 		b.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-		for _, path := range []string{"/console/", "/console/persons", "/console/persons/" + s.ada.ID, "/console/tags"} {
+		for _, path := range []string{"/console/", "/console/persons", "/console/persons/" + s.ada.ID, "/console/tags", "/console/webhooks"} {
 			b.open(e.url, path)
 			wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
 			if err != nil || wide {
@@ -219,4 +232,104 @@ func firstOption(t *testing.T, e *env, account, name string) string {
 	}
 	t.Fatalf("no tag %q", name)
 	return ""
+}
+
+// webhookFlow subscribes a real HTTPS receiver through the console, watches
+// a delivery of a person change appear in the log, opens its attempt,
+// redelivers it, redelivers the failed ones since a time after counting
+// them, rotates the secret and deletes the subscription.
+func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receiver, worker *webhook.Worker) {
+	t.Helper()
+	ctx := context.Background()
+	deliver := func() {
+		t.Helper()
+		e.clock.Advance(2 * time.Minute) // past the coalescing window
+		if err := worker.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliver() // the seed's bursts close before any subscription listens
+
+	b.open(e.url, "/console/webhooks")
+	b.wantText("the webhooks", "0 subscriptions", "New subscription")
+	b.set("f-name", "CRM sync")
+	b.set("f-target_url", rc.URL)
+	b.submit("subscribe", `form[method=post][action="/console/webhooks"] button[type=submit]`)
+	b.wantText("the new subscription", "This is the only time the secret is shown", "whsec_")
+	secret, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.ID("secret")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.check("secret")
+	hooks, _, err := e.st.ListWebhooks(ctx, s.account, domain.PageRequest{Page: 1, Size: 10})
+	if err != nil || len(hooks) != 1 {
+		t.Fatalf("subscriptions after subscribing: %d, %v", len(hooks), err)
+	}
+	hook := hooks[0]
+
+	// A change through the console is delivered, verified with the secret
+	// the page showed.
+	b.open(e.url, "/console/persons/"+s.ada.ID)
+	b.set("f-phone", "+44 20 7946 0000")
+	b.submit("save", `section[aria-labelledby=edit-heading] button[type=submit]`)
+	deliver()
+	got := rc.Requests()
+	if len(got) != 1 {
+		t.Fatalf("the receiver got %d deliveries, want 1", len(got))
+	}
+	if err := webhookverify.Verify(got[0].Header, got[0].Body, []string{secret}, e.clock.Now(), webhookverify.Options{}); err != nil {
+		t.Fatalf("the delivery does not verify with the secret the console showed: %v", err)
+	}
+	deliveryID := got[0].Header.Get(webhookverify.HeaderDeliveryID)
+
+	b.open(e.url, "/console/webhooks")
+	b.wantText("the webhooks", "CRM sync", "active", "1 succeeded")
+	b.check("webhooks")
+	b.open(e.url, "/console/webhooks/"+hook.ID)
+	b.wantText("the subscription", "1 deliveries", deliveryID, "succeeded")
+	b.check("webhook")
+	b.do("filter failed", chromedp.SetValue(chromedp.ID("status"), "failed"))
+	b.submit("filter", `form[aria-label="Filter the deliveries"] button[type=submit]`)
+	b.wantText("the failed deliveries", "0 deliveries")
+
+	// The attempt: the headers and body as sent, the answer.
+	b.open(e.url, "/console/webhooks/"+hook.ID+"/deliveries/"+deliveryID)
+	b.wantText("the delivery", "answered 204", "Service-Signature", "Service-Delivery-Id", `"event": "person.updated"`, "+44 20 7946 0000")
+	b.check("delivery")
+	b.submit("redeliver", `form[action$="/redeliver"] button[type=submit]`)
+	b.wantText("the redelivery", "Redelivery queued")
+	deliver()
+	if got := rc.Requests(); len(got) != 2 || got[1].Header.Get(webhookverify.HeaderDeliveryID) != deliveryID {
+		t.Fatalf("after the redelivery the receiver has %d requests", len(got))
+	}
+
+	// A delivery the receiver refuses fails; redelivering the failed ones
+	// since a time shows their count first.
+	rc.Always(http.StatusBadRequest)
+	b.open(e.url, "/console/persons/"+s.ada.ID)
+	b.set("f-phone", "+44 20 7946 0001")
+	b.submit("save", `section[aria-labelledby=edit-heading] button[type=submit]`)
+	deliver()
+	rc.Always(http.StatusNoContent)
+	b.open(e.url, "/console/webhooks/"+hook.ID)
+	b.do("within the hour", chromedp.SetValue(chromedp.ID("redeliver-within"), "1h"))
+	b.submit("count the failed", `form[action$="/redeliver-failed"] button[type=submit]`)
+	b.wantText("the count", "1 failed deliveries", "Redeliver 1")
+	b.check("redeliver-failed")
+	b.submit("redeliver them", `form[method=post][action$="/redeliver-failed"] button[type=submit]`)
+	b.wantText("the queued redelivery", "Every failed delivery since then is queued again")
+	before := len(rc.Requests())
+	deliver()
+	if n := len(rc.Requests()); n != before+1 {
+		t.Fatalf("redelivering the failed sent %d requests, want 1", n-before)
+	}
+
+	// Rotation shows the new secret once, and the overlap; then delete.
+	b.open(e.url, "/console/webhooks/"+hook.ID)
+	b.submit("rotate", `form[action$="/rotate-secret"] button[type=submit]`)
+	b.wantText("the rotation", "This is the only time the secret is shown", "whsec_")
+	b.open(e.url, "/console/webhooks/"+hook.ID)
+	b.do("open the delete", chromedp.Click(chromedp.CSS(`details summary`)))
+	b.submit("delete", `form[action$="/delete"] button[type=submit]`)
+	b.wantText("the deletion", "Deleted.", "0 subscriptions")
 }

@@ -156,7 +156,7 @@ func (b *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 // text is the visible text of the page's main content.
 func (b *tab) text() string {
 	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
+	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(document.querySelector('main') || document.body).innerText`))
 	if err != nil {
 		b.t.Fatal(err)
 	}

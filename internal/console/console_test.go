@@ -21,6 +21,7 @@ import (
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
+	"github.com/pds-dev/pds/internal/webhook"
 )
 
 var start = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -32,19 +33,26 @@ type env struct {
 	st    store.Store
 	clock *clock.Fake
 	url   string
+	hooks webhook.Settings
 }
 
 func newEnv(t *testing.T, eng testenv.Engine) *env {
+	return newEnvWith(t, eng, webhook.Settings{})
+}
+
+// newEnvWith is newEnv with webhook settings (receivers it may reach).
+func newEnvWith(t *testing.T, eng testenv.Engine, hooks webhook.Settings) *env {
 	t.Helper()
 	st := eng.NewStore(t)
 	clk := clock.NewFake(start)
 	lim := ratelimit.NewMemory()
 	log := slog.New(slog.DiscardHandler)
-	cons := console.New(console.Config{PublicURL: "https://pds.test"}, st, clk, lim, log)
-	api := httpapi.New(httpapi.Config{PublicURL: "https://pds.test", Console: cons.Handler()}, st, clk, lim, log)
+	cons := console.New(console.Config{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute}, st, clk, lim, log)
+	api := httpapi.New(httpapi.Config{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute,
+		Console: cons.Handler()}, st, clk, lim, log)
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(hs.Close)
-	return &env{t: t, st: st, clock: clk, url: hs.URL}
+	return &env{t: t, st: st, clock: clk, url: hs.URL, hooks: hooks}
 }
 
 func (e *env) account() string {

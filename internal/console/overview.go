@@ -5,13 +5,17 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 type overviewView struct {
 	Account *domain.Account
 	Key     *domain.APIKey
 	Budget  ratelimit.Decision
-	Counts  any
+	Counts  domain.AccountCounts
+	// PendingAtBound says the pending deliveries were counted only up to
+	// store.PendingBound.
+	PendingAtBound bool
 }
 
 // overview shows the account, the key the session acts as with its scopes
@@ -26,6 +30,11 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, v *viewer) err
 	if err != nil {
 		return err
 	}
-	s.render(w, r, v, http.StatusOK, "overview", "Overview", overviewView{Account: acc, Key: v.key, Budget: budget})
+	counts, err := s.store.AccountCounts(ctx, v.key.AccountID)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, v, http.StatusOK, "overview", "Overview", overviewView{Account: acc, Key: v.key, Budget: budget,
+		Counts: counts, PendingAtBound: counts.PendingDeliveries >= store.PendingBound})
 	return nil
 }

@@ -92,7 +92,8 @@ type fieldView struct {
 }
 
 var funcs = template.FuncMap{
-	"when": stamp,
+	"when":    stamp,
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -156,6 +157,7 @@ var notices = map[string]string{
 	"archived":    "Archived.",
 	"deleted":     "Deleted.",
 	"redelivered": "Redelivery queued: it is attempted at once.",
+	"requeued":    "Every failed delivery since then is queued again, attempted at once.",
 }
 
 // done ends an action that changed something: back to a page (303, so a
