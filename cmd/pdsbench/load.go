@@ -24,9 +24,11 @@ type request struct {
 // connection of its own, send requests one after another until count
 // requests were sent or the duration passed, and record every latency.
 type load struct {
-	client  *http.Client
-	base    string
-	key     string
+	client *http.Client
+	base   string
+	key    string
+	// cookie, when set, is sent as the Cookie header (a console session).
+	cookie  string
 	conns   int
 	count   int           // 0: no bound
 	timeout time.Duration // 0: no bound
@@ -154,6 +156,9 @@ func (l load) do(ctx context.Context, rq request) ([]byte, error) {
 	}
 	if l.key != "" {
 		req.Header.Set("Authorization", "Bearer "+l.key)
+	}
+	if l.cookie != "" {
+		req.Header.Set("Cookie", l.cookie)
 	}
 	if rq.body != nil {
 		req.Header.Set("Content-Type", "application/json")

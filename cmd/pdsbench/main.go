@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/clock"
+	"github.com/pds-dev/pds/internal/console"
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/httpapi"
 	"github.com/pds-dev/pds/internal/ratelimit"
@@ -281,8 +282,10 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 		return nil, nil, err
 	}
 	defer st.Close()
-	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, limiterFor(st),
-		slog.New(slog.DiscardHandler)).Handler())
+	lim, log := limiterFor(st), slog.New(slog.DiscardHandler)
+	cons := console.New(console.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, lim, log)
+	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1", Console: cons.Handler()}, st,
+		clock.System{}, lim, log).Handler())
 	if err != nil {
 		return nil, nil, err
 	}
