@@ -109,7 +109,7 @@ func seed(t *testing.T, e *env) seeded {
 // each is photographed. PDS_CONSOLE_SCREENSHOTS=DIR keeps the pictures in
 // DIR/<engine>.
 func TestConsoleInChromium(t *testing.T) {
-	bin := chromiumOrSkip(t)
+	bin := testenv.Chromium(t)
 	axe := axeOrSkip(t)
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,22 +22,6 @@ import (
 
 // The console in a real browser: Debian's Chromium, driven over the
 // DevTools protocol (chromedp), with axe-core run inside every page.
-
-// chromiumOrSkip finds headless Chromium; without it the browser test
-// skips, unless CI is set: .ci/run installs it.
-func chromiumOrSkip(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "/usr/bin/chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("CI is set but Chromium is not installed (.ci/run installs Debian's chromium)")
-	}
-	t.Skip("Chromium is not installed; apt-get install chromium to drive the console in a browser")
-	return ""
-}
 
 // axeOrSkip reads axe-core, which .ci/run installs with npm (pinned in
 // .ci/axe); PDS_AXE_JS names another copy.

@@ -33,6 +33,8 @@ type listView[T any] struct {
 	Prev, Next string
 	Filter     string   // the filter's value ("" for all)
 	Choices    []string // the filter's values
+	// Path is the list's page; FilterName and FilterLabel name its filter.
+	Path, FilterName, FilterLabel string
 	// Form holds what a refused form sent, to show it again.
 	Form url.Values
 }
@@ -64,7 +66,7 @@ func (s *Server) tags(w http.ResponseWriter, r *http.Request, v *viewer) error {
 
 func (s *Server) tagList(r *http.Request, v *viewer) (listView[domain.Tag], error) {
 	q := values(r)
-	lv := listView[domain.Tag]{Choices: domain.TagContexts}
+	lv := listView[domain.Tag]{Choices: domain.TagContexts, Path: Prefix + "/tags", FilterName: "context", FilterLabel: "Context"}
 	if r.Method == http.MethodPost {
 		q, lv.Form = url.Values{}, values(r)
 	}
@@ -80,7 +82,7 @@ func (s *Server) tagList(r *http.Request, v *viewer) (listView[domain.Tag], erro
 	if lv.Items, lv.Total, err = s.store.ListTags(r.Context(), v.key.AccountID, filter, pr); err != nil {
 		return lv, err
 	}
-	lv.Prev, lv.Next = pageLinks(Prefix+"/tags", q, pr, lv.Total)
+	lv.Prev, lv.Next = pageLinks(lv.Path, q, pr, lv.Total)
 	return lv, nil
 }
 
@@ -130,7 +132,8 @@ func (s *Server) fields(w http.ResponseWriter, r *http.Request, v *viewer) error
 
 func (s *Server) fieldList(r *http.Request, v *viewer) (listView[domain.CustomField], error) {
 	q := values(r)
-	lv := listView[domain.CustomField]{Choices: domain.CustomFieldCollections}
+	lv := listView[domain.CustomField]{Choices: domain.CustomFieldCollections, Path: Prefix + "/custom-fields",
+		FilterName: "collection", FilterLabel: "Collection"}
 	if r.Method == http.MethodPost {
 		q, lv.Form = url.Values{}, values(r)
 	}
@@ -146,7 +149,7 @@ func (s *Server) fieldList(r *http.Request, v *viewer) (listView[domain.CustomFi
 	if lv.Items, lv.Total, err = s.store.ListCustomFields(r.Context(), v.key.AccountID, filter, pr); err != nil {
 		return lv, err
 	}
-	lv.Prev, lv.Next = pageLinks(Prefix+"/custom-fields", q, pr, lv.Total)
+	lv.Prev, lv.Next = pageLinks(lv.Path, q, pr, lv.Total)
 	return lv, nil
 }
 

@@ -25,23 +25,6 @@ import (
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
-// chromiumOrSkip finds headless Chromium: chromium on PATH, or Debian's
-// /usr/bin/chromium. Without it the browser test skips, unless CI is set:
-// .ci/run installs it, so under CI its absence is a failure.
-func chromiumOrSkip(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "/usr/bin/chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("CI is set but Chromium is not installed (.ci/run installs Debian's chromium)")
-	}
-	t.Skip("Chromium is not installed; apt-get install chromium to render /docs in a browser")
-	return ""
-}
-
 // chromiumRun is what headless Chromium made of one page: the DOM once the
 // page's scripts have run, and what it logged, the page's console included.
 type chromiumRun struct {
@@ -99,7 +82,7 @@ func headless(bin, url, screenshot string) chromiumRun {
 //
 // PDS_DOCS_SCREENSHOTS=DIR keeps the screenshot in DIR as docs.png.
 func TestDocsInChromium(t *testing.T) {
-	bin := chromiumOrSkip(t)
+	bin := testenv.Chromium(t)
 	t.Parallel()
 	doc, err := apitest.Document()
 	if err != nil {

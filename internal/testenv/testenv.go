@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -163,4 +164,21 @@ func ForEach(t *testing.T, fn func(t *testing.T, e Engine)) {
 			fn(t, e)
 		})
 	}
+}
+
+// Chromium finds headless Chromium (chromium on PATH, or Debian's
+// /usr/bin/chromium) for the browser tests; without it they skip, unless
+// CI is set: .ci/run installs it, so under CI its absence is a failure.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "/usr/bin/chromium"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("CI is set but Chromium is not installed (.ci/run installs Debian's chromium)")
+	}
+	t.Skip("Chromium is not installed; apt-get install chromium to run the browser tests")
+	return ""
 }
