@@ -280,6 +280,20 @@ func TestAnotherAccountsIDsAreAbsent(t *testing.T) {
 		if strings.Contains(foreign.body, "ada@example.com") {
 			t.Fatal("another account's person shows")
 		}
+		// Nor A's subscription, nor a delivery of it.
+		now := e.clock.Now()
+		hook := domain.Webhook{ID: domain.NewID("wh"), AccountID: a, Name: "A's", TargetURL: "https://a.example/hook",
+			Events: domain.WebhookEvents, IsActive: true, Secret: "whsec_a", SecretVersion: 1, CreatedAt: now, UpdatedAt: now}
+		if err := e.st.CreateWebhook(context.Background(), hook); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/console/webhooks/" + hook.ID, "/console/webhooks/" + hook.ID + "/deliveries/0123456789abcdef0123456789abcdef"} {
+			foreign, absent := br.get(path), br.get(strings.Replace(path, hook.ID, "wh_0000000000000000000000", 1))
+			strip := regexp.MustCompile(`req_[0-9a-f]+|wh_[0-9a-f]+`)
+			if foreign.status != http.StatusNotFound || strip.ReplaceAllString(foreign.body, "") != strip.ReplaceAllString(absent.body, "") {
+				t.Fatalf("%s of another account: %d, not the page of an absent id", path, foreign.status)
+			}
+		}
 		// Nor may a form of B's session change A's person.
 		token := br.csrf("/console/")
 		if p := br.post("/console/persons/"+p.ID, url.Values{"csrf": {token}, "first_name": {"Eve"}}); p.status != http.StatusNotFound {
