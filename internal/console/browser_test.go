@@ -234,12 +234,6 @@ func (b *tab) shoot(name string) {
 	}
 }
 
-// key presses a key on the focused element.
-func (b *tab) key(name string) {
-	b.t.Helper()
-	b.do("key "+name, chromedp.KeyEvent(name))
-}
-
 // focused says what has the keyboard focus: its tag, and its id or name.
 func (b *tab) focused() string {
 	b.t.Helper()
