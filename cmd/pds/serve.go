@@ -167,7 +167,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		defer ms.Close()
 		log.Info("serving metrics", "addr", metricsLn.Addr().String(), "path", "/metrics")
 	}
-	limiter := limiterFor(st)
+	limiter := ratelimit.For(st)
 	apiCfg.Console = console.New(console.Config{
 		PublicURL: cfg.publicURL, RateLimit: cfg.rateLimit, CustomFieldLimit: cfg.customFieldLimit,
 		WebhookWindow: cfg.webhookWindow, Webhook: hooks, DatabaseTimeout: cfg.databaseTimeout, Outages: outages,
@@ -276,15 +276,6 @@ type loggedError struct{ err error }
 
 func (e loggedError) Error() string { return e.err.Error() }
 func (e loggedError) Unwrap() error { return e.err }
-
-// limiterFor keeps budgets in the process for SQLite (one instance by
-// nature) and in the database for PostgreSQL, where instances share them.
-func limiterFor(st store.Store) ratelimit.Limiter {
-	if st.Engine() == "postgres" {
-		return ratelimit.NewShared(st)
-	}
-	return ratelimit.NewMemory()
-}
 
 // bootstrap prints the first key on a fresh database, once.
 func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, publicURL string) error {

@@ -282,7 +282,7 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 		return nil, nil, err
 	}
 	defer st.Close()
-	lim, log := limiterFor(st), slog.New(slog.DiscardHandler)
+	lim, log := ratelimit.For(st), slog.New(slog.DiscardHandler)
 	cons := console.New(console.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, lim, log)
 	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1", Console: cons.Handler()}, st,
 		clock.System{}, lim, log).Handler())
@@ -420,15 +420,6 @@ func open(ctx context.Context, database string) (store.Store, error) {
 		return postgres.Open(ctx, database, postgres.Options{})
 	}
 	return sqlite.Open(ctx, database)
-}
-
-// limiterFor is pds serve's choice: budgets in the process on SQLite, in
-// the database on PostgreSQL, where instances share them.
-func limiterFor(st store.Store) ratelimit.Limiter {
-	if st.Engine() == "postgres" {
-		return ratelimit.NewShared(st)
-	}
-	return ratelimit.NewMemory()
 }
 
 // serve runs h on a loopback listener with pds serve's timeouts.

@@ -26,10 +26,7 @@ func benchServer(b *testing.B, eng testenv.Engine) (*Server, string) {
 	}
 	st := eng.NewStore(b)
 	key := mintKeyB(b, st)
-	var lim ratelimit.Limiter = ratelimit.NewMemory()
-	if st.Engine() == "postgres" {
-		lim = ratelimit.NewShared(st)
-	}
+	lim := ratelimit.For(st)
 	return New(Config{RateLimit: 1 << 30}, st, clock.NewFake(start), lim, slog.New(slog.NewJSONHandler(io.Discard, nil))), key
 }
 

@@ -135,10 +135,7 @@ func TestRateLimit(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		st := eng.NewStore(t)
 		clk := clock.NewFake(start)
-		var lim ratelimit.Limiter = ratelimit.NewMemory()
-		if st.Engine() == "postgres" {
-			lim = ratelimit.NewShared(st)
-		}
+		lim := ratelimit.For(st)
 		limit := 3
 		key := mintKey(t, st, start, &limit)
 		s := newTestServer(t, st, clk, lim)

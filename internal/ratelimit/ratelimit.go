@@ -145,6 +145,25 @@ type lease struct {
 	next  int       // the size of the next slice
 }
 
+// Store is a store that counts requests and says whether its instances
+// must share one budget per key (store.Store does).
+type Store interface {
+	Counter
+	// SharesBudgets says that several instances may serve from this
+	// store, so that a key's budget must be counted in it.
+	SharesBudgets() bool
+}
+
+// For is the limiter a server on st needs: budgets in the database when
+// its instances share them, in the process otherwise (one instance by
+// nature), which spares every request a statement.
+func For(st Store) Limiter {
+	if st.SharesBudgets() {
+		return NewShared(st)
+	}
+	return NewMemory()
+}
+
 // NewShared returns a limiter over the database counter c.
 func NewShared(c Counter) *Shared { return &Shared{c: c, leases: map[string]*lease{}} }
 

@@ -16,6 +16,10 @@ type Store interface {
 	Engine() string
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+	// SharesBudgets says whether several instances may serve from this
+	// database, so that a key's rate budget must be counted in it rather
+	// than in each process.
+	SharesBudgets() bool
 	// Classify returns err as a *domain.UnavailableError when it says the
 	// database cannot serve for now (unreachable, out of disk, past the
 	// deadline), and any other error as it is. Every error a method

@@ -71,11 +71,7 @@ func NewOn(t testing.TB, st store.Store, opts ...Option) *Env {
 		o.clock = clock.NewFake(Start)
 	}
 	if o.limiter == nil {
-		if st.Engine() == "postgres" {
-			o.limiter = ratelimit.NewShared(st)
-		} else {
-			o.limiter = ratelimit.NewMemory()
-		}
+		o.limiter = ratelimit.For(st)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httpapi.New(o.cfg, st, o.clock, o.limiter, log)

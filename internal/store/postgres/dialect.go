@@ -46,4 +46,6 @@ var Dialect = sqlstore.Dialect{
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	Unavailable:  unavailable,
+	// Any number of instances serve from one database.
+	SharedBudgets: true,
 }

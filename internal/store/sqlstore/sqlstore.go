@@ -130,6 +130,10 @@ type Dialect struct {
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions
+	// SharedBudgets says that any number of instances may serve from one
+	// database (PostgreSQL), so rate budgets are counted in it; SQLite's
+	// one file has one instance, which counts them in its process.
+	SharedBudgets bool
 	// Unavailable names the fault an error of the engine's driver reports
 	// when the database cannot serve for now (unreachable, out of disk,
 	// too slow), or "" when the error is anything else (see Classify).
@@ -205,6 +209,10 @@ func (s *Store) CloseWith(c io.Closer) { s.closers = append(s.closers, c) }
 // commits without waiting for the WAL flush, which is most of the price of
 // counting a request.
 func (s *Store) SetCounterPool(db *sql.DB) { s.counter = db }
+
+// SharesBudgets says whether rate budgets are counted in the database
+// (Dialect.SharedBudgets).
+func (s *Store) SharesBudgets() bool { return s.dialect.SharedBudgets }
 
 // Engine names the engine.
 func (s *Store) Engine() string { return s.dialect.Name }
