@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,21 +93,95 @@ func Example_receiver() {
 	// 400
 }
 
-// CheckSecrets at start-up: an unset variable (""), or the prefix alone,
-// holds no key material and is refused, as Verify would refuse it.
+// CheckSecrets at start-up: an unset variable (""), the prefix alone, or a
+// secret of zero bytes only holds no key material and is refused, as Verify
+// would refuse it. CheckStandardSecrets also refuses what is not a Standard
+// Webhooks secret ("whsec_" and base64), which the pds scheme would take.
 func ExampleCheckSecrets() {
 	for _, secrets := range [][]string{
 		{os.Getenv("PDS_EXAMPLE_UNSET_SECRET")},
 		{"whsec_"},
+		{"whsec_AAAAAAAA"}, // base64 of six zero bytes
 		{"whsec_current-secret", ""},
 		{"whsec_current-secret"},
 	} {
 		err := webhookverify.CheckSecrets(secrets)
 		fmt.Println(errors.Is(err, webhookverify.ErrNoSecret), err)
 	}
+	fmt.Println(webhookverify.CheckStandardSecrets([]string{"whsec_current-secret"}))
+	fmt.Println(webhookverify.CheckStandardSecrets([]string{"whsec_Y3VycmVudC1zZWNyZXQtY3VycmVudC1zZWNyZXQtY3VycmVu"}))
 	// Output:
-	// true webhookverify: no key material to verify with: secret 1 of 1 is empty or the "whsec_" prefix alone
-	// true webhookverify: no key material to verify with: secret 1 of 1 is empty or the "whsec_" prefix alone
-	// true webhookverify: no key material to verify with: secret 2 of 2 is empty or the "whsec_" prefix alone
+	// true webhookverify: no key material to verify with: secret 1 of 1 is empty, the "whsec_" prefix alone, or zero bytes only
+	// true webhookverify: no key material to verify with: secret 1 of 1 is empty, the "whsec_" prefix alone, or zero bytes only
+	// true webhookverify: no key material to verify with: secret 1 of 1 is empty, the "whsec_" prefix alone, or zero bytes only
+	// true webhookverify: no key material to verify with: secret 2 of 2 is empty, the "whsec_" prefix alone, or zero bytes only
 	// false <nil>
+	// webhookverify: no key material to verify with: secret 1 of 1 is not "whsec_" and the base64 of a key, as a Standard Webhooks secret is
+	// <nil>
+}
+
+// A receiver of Standard Webhooks deliveries is the same receiver: Verify
+// reads the webhook-* headers when a delivery carries them, and webhook-id
+// is the idempotency key. The secrets must be Standard Webhooks secrets, as
+// every secret pds issues is: check them so when the receiver starts. While
+// a secret rotation is under way, pds signs with both secrets, and a
+// receiver that knows either one accepts the delivery.
+func Example_standardWebhooksReceiver() {
+	current := "whsec_Y3VycmVudC1zZWNyZXQtY3VycmVudC1zZWNyZXQtY3VycmVu"
+	previous := "whsec_cHJldmlvdXMtc2VjcmV0LXByZXZpb3VzLXNlY3JldC1wcmV2"
+	if err := webhookverify.CheckStandardSecrets([]string{current}); err != nil {
+		log.Fatal(err) // fail fast: never serve with no key to verify with
+	}
+	seen := map[string]bool{}
+	receiver := func(secrets []string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+			if err != nil {
+				http.Error(w, "unreadable body", http.StatusBadRequest)
+				return
+			}
+			if err := webhookverify.Verify(r.Header, body, secrets, time.Now(), webhookverify.Options{}); err != nil {
+				http.Error(w, "signature does not verify", http.StatusBadRequest)
+				return
+			}
+			if id := r.Header.Get(webhookverify.HeaderStandardID); !seen[id] {
+				seen[id] = true
+				fmt.Println("handling", id)
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+
+	id := "5f0c2a3e9b8d4c1fa7e6d5c4b3a29180"
+	// What pds sends (signed by signers) and what arrives (body).
+	sent := `{"id":"` + id + `","event":"person.updated","created":"2026-11-21T10:15:30.123Z","data":{}}`
+	now := time.Now()
+	send := func(to http.Handler, signers []string, body string) int {
+		signature, err := webhookverify.SignStandard(signers, id, now, []byte(sent))
+		if err != nil {
+			log.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/hooks/pds", strings.NewReader(body))
+		req.Header.Set(webhookverify.HeaderStandardID, id)
+		req.Header.Set(webhookverify.HeaderStandardTimestamp, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(webhookverify.HeaderStandardSignature, signature)
+		rec := httptest.NewRecorder()
+		to.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	fmt.Println(send(receiver([]string{current}), []string{current}, sent))
+	fmt.Println(send(receiver([]string{current}), []string{current}, sent)) // a retry
+	fmt.Println(send(receiver([]string{current}), []string{current}, strings.Replace(sent, "updated", "created", 1)))
+	// A rotation: pds signs with the new secret and the old one, so a
+	// receiver not yet given the new one still accepts the delivery...
+	fmt.Println(send(receiver([]string{previous}), []string{current, previous}, sent))
+	// ...until the overlap ends.
+	fmt.Println(send(receiver([]string{previous}), []string{current}, sent))
+	// Output:
+	// handling 5f0c2a3e9b8d4c1fa7e6d5c4b3a29180
+	// 204
+	// 204
+	// 400
+	// 204
+	// 400
 }
