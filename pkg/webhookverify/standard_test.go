@@ -185,6 +185,7 @@ func TestVerifyStandard(t *testing.T) {
 		{"no v1, only v1a", id, ts, "v1a," + knownStandard},
 		{"v1 in hex (the pds scheme's)", id, ts, "v1," + strings.Repeat("ab", 32)},
 		{"v1 without its padding", id, ts, "v1," + knownStandard[:43]},
+		{"v1 of 31 bytes, 44 characters", id, ts, "v1," + base64.StdEncoding.EncodeToString(make([]byte, 31))},
 		{"v1 in URL-safe base64", id, ts, "v1," + strings.NewReplacer("+", "-", "/", "_").Replace(knownStandard)},
 		{"v1 of 33 bytes", id, ts, "v1," + base64.StdEncoding.EncodeToString(make([]byte, 33))},
 		{"v1 then a comma", id, ts, sig + ","},

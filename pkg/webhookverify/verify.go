@@ -133,6 +133,9 @@ var ErrNoSecrets = ErrNoSecret
 // /) with its padding, and nothing else: no white space, no line breaks.
 var base64Text = regexp.MustCompile(`^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`)
 
+// base64Signature is the padded base64 of 32 bytes.
+var base64Signature = regexp.MustCompile(`^[A-Za-z0-9+/]{43}=$`)
+
 // decodeBase64 decodes s if it is base64Text.
 func decodeBase64(s string) ([]byte, bool) {
 	if !base64Text.MatchString(s) {
@@ -449,7 +452,7 @@ func parseStandardSignature(h string) ([]string, bool) {
 		if version != "v1" {
 			continue
 		}
-		if len(value) != 44 || value[43] != '=' || !base64Text.MatchString(value) {
+		if !base64Signature.MatchString(value) {
 			return nil, false
 		}
 		sigs = append(sigs, value)
