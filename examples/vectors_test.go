@@ -213,6 +213,18 @@ func vectors(t *testing.T) []vector {
 	}
 	vs = append(vs, vector{Name: "malformed: the first of two Service-Signature headers", Headers: with(h, webhookverify.HeaderSignature, "garbage", sig), Want: "malformed_header"})
 
+	// Secrets of zero bytes only: as an HMAC key, the empty key.
+	vs = append(vs,
+		vector{Name: "no secret: a zero byte, the delivery signed with the empty key", Headers: delivered(t, body, "", signedAt), Secrets: []string{"\x00"}, Want: "no_secret"},
+		vector{Name: "no secret: the prefix and zero bytes", Headers: delivered(t, body, "whsec_\x00\x00", signedAt), Secrets: []string{"whsec_\x00\x00"}, Want: "no_secret"},
+		vector{Name: "no secret: base64 of zero bytes, though the pds key is the whole string", Headers: delivered(t, body, "whsec_AAAA", signedAt), Secrets: []string{"whsec_AAAA"}, Want: "no_secret"},
+		vector{Name: "no secret: base64 of zero bytes in white space", Headers: h, Secrets: []string{current, "whsec_ AA==\n"}, Want: "no_secret"},
+		vector{Name: "valid: a zero byte beside other text is key material", Headers: delivered(t, body, "whsec_\x00a", signedAt), Secrets: []string{"whsec_\x00a"}, Want: "ok"},
+		vector{Name: "valid: base64 of zero bytes and a one is key material", Headers: delivered(t, body, "whsec_AAAAAQ==", signedAt), Secrets: []string{"whsec_AAAAAQ=="}, Want: "ok"},
+		vector{Name: "valid: empty webhook-* headers leave a pds delivery a pds delivery", Headers: with(with(h, webhookverify.HeaderStandardID, ""), webhookverify.HeaderStandardSignature, ""), Want: "ok"},
+	)
+	vs = append(vs, standardVectors(t, body)...)
+
 	for i := range vs {
 		v := &vs[i]
 		if v.Body == nil {
