@@ -13,6 +13,7 @@ require (
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	golang.org/x/term v0.47.0
 	modernc.org/sqlite v1.61.1
 	sigs.k8s.io/yaml v1.6.0
