@@ -9,6 +9,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/pds-dev/pds/api"
+	"github.com/pds-dev/pds/internal/httpapi/apitest"
 )
 
 // TestEveryOperationHasValidExamples holds the contract to its examples,
@@ -67,6 +68,9 @@ func TestEveryOperationHasValidExamples(t *testing.T) {
 					t.Errorf("%s: no example", where)
 				}
 				checkExamples(t, where, media, openapi3.VisitAsResponse())
+				if ct == "application/x-ndjson" {
+					checkLineExamples(t, where, media)
+				}
 			}
 		}
 	}
@@ -80,6 +84,31 @@ func TestEveryOperationHasValidExamples(t *testing.T) {
 			if err := s.Value.VisitJSON(ex, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()); err != nil {
 				t.Errorf("components.schemas.%s example %d does not match the schema: %v", name, i, err)
 			}
+		}
+	}
+}
+
+// checkLineExamples holds each example of a JSON-lines body, a string, to
+// the schema of one line, as apitest holds the responses.
+func checkLineExamples(t *testing.T, where string, media *openapi3.MediaType) {
+	t.Helper()
+	examples := map[string]any{"example": media.Example}
+	for name, ex := range media.Examples {
+		if ex.Value != nil {
+			examples["examples."+name] = ex.Value.Value
+		}
+	}
+	for name, v := range examples {
+		if v == nil && name == "example" {
+			continue
+		}
+		text, ok := v.(string)
+		if !ok {
+			t.Errorf("%s: %s is not a string of JSON lines", where, name)
+			continue
+		}
+		if err := apitest.CheckLines(media, []byte(text)); err != nil {
+			t.Errorf("%s: %s: %v", where, name, err)
 		}
 	}
 }

@@ -110,28 +110,46 @@ func checkResponse(method, rawPath string, status int, header http.Header, body 
 // ndjson is the media type of a response of JSON lines.
 const ndjson = "application/x-ndjson"
 
-// checkLines checks every line of a JSON-lines body against the schema the
-// contract gives that media type, which describes one line; the body is
-// empty or ends with a newline.
+// checkLines checks a JSON-lines body against the contract's response of
+// that media type.
 func checkLines(route *routers.Route, status int, body []byte) error {
 	res := route.Operation.Responses.Status(status)
 	if res == nil || res.Value == nil || res.Value.Content.Get(ndjson) == nil {
 		return fmt.Errorf("%s %s -> %d: the contract has no %s response", route.Method, route.Path, status, ndjson)
 	}
-	schema := res.Value.Content.Get(ndjson).Schema.Value
-	if len(body) > 0 && body[len(body)-1] != '\n' {
-		return fmt.Errorf("%s %s: the last line does not end with a newline", route.Method, route.Path)
+	if err := CheckLines(res.Value.Content.Get(ndjson), body); err != nil {
+		return fmt.Errorf("%s %s: %v", route.Method, route.Path, err)
 	}
-	for i, line := range bytes.Split(bytes.TrimSuffix(body, []byte("\n")), []byte("\n")) {
+	return nil
+}
+
+// CheckLines checks a JSON-lines body (a response's or an example's) against
+// its media type in the contract, whose schema is a string with a
+// contentSchema: an array whose items describe one line. The body is empty
+// or ends with a newline, and every line is JSON matching the items.
+func CheckLines(media *openapi3.MediaType, body []byte) error {
+	var line *openapi3.Schema
+	if s := media.Schema; s != nil && s.Value != nil {
+		if cs := s.Value.ContentSchema; cs != nil && cs.Value != nil && cs.Value.Items != nil {
+			line = cs.Value.Items.Value
+		}
+	}
+	if line == nil {
+		return fmt.Errorf("the contract describes no line of %s: its schema needs a contentSchema with items", ndjson)
+	}
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		return fmt.Errorf("the last line does not end with a newline")
+	}
+	for i, l := range bytes.Split(bytes.TrimSuffix(body, []byte("\n")), []byte("\n")) {
 		if len(body) == 0 {
 			break
 		}
 		var v any
-		if err := jsonUnmarshal(line, &v); err != nil {
-			return fmt.Errorf("%s %s: line %d is not JSON: %v", route.Method, route.Path, i+1, err)
+		if err := jsonUnmarshal(l, &v); err != nil {
+			return fmt.Errorf("line %d is not JSON: %v", i+1, err)
 		}
-		if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-			return fmt.Errorf("%s %s: line %d does not match the contract: %v\nline: %s", route.Method, route.Path, i+1, err, line)
+		if err := line.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			return fmt.Errorf("line %d does not match the contract: %v\nline: %s", i+1, err, l)
 		}
 	}
 	return nil
