@@ -1654,6 +1654,44 @@ type ListDeliveriesParams struct {
 // ListDeliveriesParamsStatus defines parameters for ListDeliveries.
 type ListDeliveriesParamsStatus string
 
+// DeliverPersonCreatedJSONBody defines parameters for DeliverPersonCreated.
+type DeliverPersonCreatedJSONBody struct {
+	// Created When the burst closed and the data was rendered.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	Created DateTime `json:"created"`
+
+	// Data The person's extended view at the time the burst closed: the same object as `GET /persons/{person_id}?extended=true`.
+	Data PersonExtended `json:"data"`
+
+	// Event `person.created`: a burst of changes that began with the person's creation.
+	// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
+	Event WebhookEvent `json:"event"`
+
+	// ID The delivery id; the same on every attempt (an idempotency key).
+	ID string `json:"id"`
+}
+
+// DeliverPersonUpdatedJSONBody defines parameters for DeliverPersonUpdated.
+type DeliverPersonUpdatedJSONBody struct {
+	// Created When the burst closed and the data was rendered.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	Created DateTime `json:"created"`
+
+	// Data The person's extended view at the time the burst closed: the same object as `GET /persons/{person_id}?extended=true`.
+	Data PersonExtended `json:"data"`
+
+	// Event `person.created`: a burst of changes that began with the person's creation.
+	// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
+	Event WebhookEvent `json:"event"`
+
+	// ID The delivery id; the same on every attempt (an idempotency key).
+	ID string `json:"id"`
+}
+
 // AppendBreadcrumbJSONRequestBody defines body for AppendBreadcrumb for application/json ContentType.
 type AppendBreadcrumbJSONRequestBody = BreadcrumbCreate
 
@@ -1691,10 +1729,10 @@ type UpdateWebhookJSONRequestBody = WebhookUpdate
 type RedeliverFailedJSONRequestBody = RedeliverFailedBody
 
 // DeliverPersonCreatedJSONRequestBody defines body for DeliverPersonCreated for application/json ContentType.
-type DeliverPersonCreatedJSONRequestBody = DeliveryBody
+type DeliverPersonCreatedJSONRequestBody DeliverPersonCreatedJSONBody
 
 // DeliverPersonUpdatedJSONRequestBody defines body for DeliverPersonUpdated for application/json ContentType.
-type DeliverPersonUpdatedJSONRequestBody = DeliveryBody
+type DeliverPersonUpdatedJSONRequestBody DeliverPersonUpdatedJSONBody
 
 // AsCustomDataValue0 returns the union data inside the CustomDataValue as a CustomDataValue0
 func (t CustomDataValue) AsCustomDataValue0() (CustomDataValue0, error) {
