@@ -163,6 +163,7 @@ type faultReport struct {
 	succeeded, refused int
 	causes             map[string]int
 	longest            time.Duration
+	slowest            string          // the longest answer's request and outcome
 	recovered          []time.Duration // per instance, from the fault's end to its first success
 }
 
@@ -191,7 +192,11 @@ func (r *faultRig) fault(name string, begin, end func(), hold time.Duration, cau
 			if a.start.Before(began) || a.start.After(first) {
 				continue
 			}
-			rep.longest = max(rep.longest, a.took)
+			if a.took > rep.longest {
+				rep.longest = a.took
+				rep.slowest = fmt.Sprintf("instance %d, %s %s after %s: %d", i, a.method, a.path,
+					a.start.Sub(began).Round(time.Millisecond), a.status)
+			}
 			switch problem := refusal(a, causes); {
 			case a.err == nil && a.status/100 == 2:
 				rep.succeeded++
@@ -216,7 +221,7 @@ func (r *faultRig) fault(name string, begin, end func(), hold time.Duration, cau
 		r.t.Errorf("%s: no request was refused; the fault did not reach the clients", name)
 	}
 	if rep.longest > faultAnswerBound {
-		r.t.Errorf("%s: an answer took %s, longer than %s", name, rep.longest, faultAnswerBound)
+		r.t.Errorf("%s: an answer took %s, longer than %s (%s)", name, rep.longest, faultAnswerBound, rep.slowest)
 	}
 	for i, d := range rep.recovered {
 		if d > faultRecoverBound {

@@ -344,7 +344,7 @@ func (c *committer) runTx(batch []*txJob, more, savepoints bool) (ran []*txJob, 
 	if err != nil {
 		return batch, nil, err
 	}
-	q, done := c.s.txQuerier(ctx, c.s.w, tx)
+	q, done := c.querier(tx)
 	defer done()
 	run := c.runBare
 	if savepoints {
@@ -427,7 +427,7 @@ gather:
 		answer(live, err)
 		return
 	}
-	q, done := c.s.txQuerier(ctx, c.s.w, tx)
+	q, done := c.querier(tx)
 	defer done()
 	for _, j := range live {
 		if err := callJob(q, j); err != nil {
@@ -455,7 +455,7 @@ func (c *committer) runAloneJob(j *txJob) {
 		j.done <- err
 		return
 	}
-	q, done := c.s.txQuerier(ctx, c.s.w, tx)
+	q, done := c.querier(tx)
 	defer done()
 	if err := callJob(q, j); err != nil {
 		_ = tx.Rollback()
@@ -519,4 +519,12 @@ func callJob(q querier, j *txJob) (err error) {
 		}
 	}()
 	return j.fn(q)
+}
+
+// querier is the querier of tx, a transaction of the committer's, shared
+// by the callers of its batch.
+func (c *committer) querier(tx *sql.Tx) (querier, func()) {
+	q, done := c.s.txQuerier(context.Background(), c.s.w, tx)
+	q.shared = true
+	return q, done
 }

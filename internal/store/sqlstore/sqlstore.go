@@ -314,6 +314,9 @@ type querier struct {
 	// txStmts holds the statements this transaction has used, each made
 	// once for it (see txStatement).
 	txStmts map[string]*sql.Stmt
+	// shared: the group committer's transaction, which runs the work of
+	// many callers.
+	shared bool
 }
 
 func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) {

@@ -18,9 +18,16 @@ func (q querier) txStatement(ctx context.Context, query string) (*sql.Stmt, erro
 	if st, ok := q.txStmts[query]; ok {
 		return st, nil
 	}
-	// The statement outlives this call (and, with group commit, this
-	// caller): a context that ends must not leave it broken.
-	st, err := q.prepared(context.WithoutCancel(ctx), query)
+	// In a transaction the committer shares between callers, the statement
+	// outlives this caller: its context ending mid-prepare must not break
+	// the others' transaction. A transaction of one caller's own ends with
+	// its context, and so does the prepare, or a frozen database would hold
+	// the caller past its deadline.
+	prepareCtx := ctx
+	if q.shared {
+		prepareCtx = context.WithoutCancel(ctx)
+	}
+	st, err := q.prepared(prepareCtx, query)
 	if err == nil {
 		q.txStmts[query] = st
 	}
