@@ -254,8 +254,9 @@ func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receive
 	b.wantText("the webhooks", "0 subscriptions", "New subscription")
 	b.set("f-name", "CRM sync")
 	b.set("f-target_url", rc.URL)
+	b.do("choose Standard Webhooks", chromedp.Click(chromedp.CSS(`input[name=signature_scheme][value=standard-webhooks]`)))
 	b.submit("subscribe", `form[method=post][action="/console/webhooks"] button[type=submit]`)
-	b.wantText("the new subscription", "This is the only time the secret is shown", "whsec_")
+	b.wantText("the new subscription", "This is the only time the secret is shown", "whsec_", "webhook-signature")
 	secret, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.ID("secret")))
 	if err != nil {
 		t.Fatal(err)
@@ -266,6 +267,9 @@ func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receive
 		t.Fatalf("subscriptions after subscribing: %d, %v", len(hooks), err)
 	}
 	hook := hooks[0]
+	if hook.SignatureScheme != domain.SchemeStandardWebhooks {
+		t.Fatalf("the subscription is signed by %q, not the scheme the form chose", hook.SignatureScheme)
+	}
 
 	// A change through the console is delivered, verified with the secret
 	// the page showed.
@@ -277,7 +281,7 @@ func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receive
 	if len(got) != 1 {
 		t.Fatalf("the receiver got %d deliveries, want 1", len(got))
 	}
-	if err := webhookverify.Verify(got[0].Header, got[0].Body, []string{secret}, e.clock.Now(), webhookverify.Options{}); err != nil {
+	if err := webhookverify.VerifyStandard(got[0].Header, got[0].Body, []string{secret}, e.clock.Now(), webhookverify.Options{}); err != nil {
 		t.Fatalf("the delivery does not verify with the secret the console showed: %v", err)
 	}
 	deliveryID := got[0].Header.Get(webhookverify.HeaderDeliveryID)
@@ -294,7 +298,7 @@ func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receive
 
 	// The attempt: the headers and body as sent, the answer.
 	b.open(e.url, "/console/webhooks/"+hook.ID+"/deliveries/"+deliveryID)
-	b.wantText("the delivery", "answered 204", "Service-Signature", "Service-Delivery-Id", `"event": "person.updated"`, "+44 20 7946 0000")
+	b.wantText("the delivery", "answered 204", "Service-Signature", "Service-Delivery-Id", "Webhook-Signature", `"event": "person.updated"`, "+44 20 7946 0000")
 	b.check("delivery")
 	b.submit("redeliver", `form[action$="/redeliver"] button[type=submit]`)
 	b.wantText("the redelivery", "Redelivery queued")

@@ -115,6 +115,15 @@ var funcs = template.FuncMap{
 		}
 		return fieldView{ID: id, Name: name, Label: label, Value: value, Error: v.FieldErrors[name], Kind: kind}
 	},
+	"schemes": func(v view, chosen string) schemesView {
+		return schemesView{Schemes: domain.SignatureSchemes, Chosen: chosen, Error: v.FieldErrors["signature_scheme"]}
+	},
+}
+
+// schemesView is a subscription form's choice of signature scheme.
+type schemesView struct {
+	Schemes       []string
+	Chosen, Error string
 }
 
 // mustParsePages parses each page with the layout it fills.

@@ -114,8 +114,9 @@ type secretView struct {
 // and shows the signing secret, once.
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	form := values(r)
-	name, target := form.Get("name"), form.Get("target_url")
-	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), v.key.AccountID, &name, &target, formEvents(form), s.now())
+	name, target, scheme := form.Get("name"), form.Get("target_url"), form.Get("signature_scheme")
+	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), v.key.AccountID, domain.WebhookUpdate{
+		Name: &name, TargetURL: &target, Events: formEvents(form), SignatureScheme: &scheme}, s.now())
 	if err == nil {
 		err = s.store.CreateWebhook(r.Context(), hook)
 	}
@@ -218,8 +219,9 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, v *viewer
 		return err // absent before any resolution work, as the API
 	}
 	name, target, active := form.Get("name"), form.Get("target_url"), form.Get("is_active") == "true"
-	u := domain.WebhookUpdate{Name: &name, TargetURL: &target, Events: formEvents(form), IsActive: &active}
-	err := s.cfg.Webhook.CheckSubscription(ctx, u.Name, u.TargetURL, u.Events)
+	scheme := form.Get("signature_scheme")
+	u := domain.WebhookUpdate{Name: &name, TargetURL: &target, Events: formEvents(form), IsActive: &active, SignatureScheme: &scheme}
+	err := s.cfg.Webhook.CheckSubscription(ctx, u)
 	if err == nil {
 		_, err = s.store.UpdateWebhook(ctx, acc, id, u, s.now())
 	}
@@ -233,11 +235,12 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, v *viewer
 // and shows it, once, with how long the previous one still signs.
 func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	now := s.now()
-	hook, rounds, err := s.store.RotateWebhookSecret(r.Context(), v.key.AccountID, r.PathValue("id"), webhook.NewSecret(), now)
+	hook, rounds, err := s.store.RotateWebhookSecret(r.Context(), v.key.AccountID, r.PathValue("id"), webhook.NewSecret(), now,
+		s.cfg.Webhook.OverlapUntil(now))
 	if err != nil {
 		return err
 	}
-	until := s.cfg.Webhook.LastAttemptBy(rounds, now)
+	until := s.cfg.Webhook.PreviousSecretExpiry(hook, rounds, now)
 	s.render(w, r, v, http.StatusOK, "secret", "New secret: "+hook.Name, secretView{
 		Subscription: viewSubscription(*hook), Secret: hook.Secret, PreviousSecretExpiresAt: &until})
 	return nil

@@ -17,6 +17,18 @@ const (
 	DisabledManual   = "manual"
 )
 
+// Signature schemes a subscription's deliveries are signed by.
+const (
+	// SchemePDS: the spec's Service-* headers alone (section 6.2 and 6.3).
+	SchemePDS = "pds"
+	// SchemeStandardWebhooks adds the webhook-id, webhook-timestamp and
+	// webhook-signature headers of the Standard Webhooks specification.
+	SchemeStandardWebhooks = "standard-webhooks"
+)
+
+// SignatureSchemes lists every signature scheme, the default first.
+var SignatureSchemes = []string{SchemePDS, SchemeStandardWebhooks}
+
 // Delivery statuses.
 const (
 	DeliveryPending   = "pending"
@@ -41,6 +53,12 @@ type Webhook struct {
 	LastError      *string
 	Secret         string
 	SecretVersion  int
+	// SignatureScheme is one of SignatureSchemes.
+	SignatureScheme string
+	// Previous is the secret the last rotation retired and until when it
+	// still signs alongside Secret under Standard Webhooks; nil before any
+	// rotation.
+	Previous *RetiredSecret
 	// The failure streak: failed deliveries with no 2xx between them.
 	StreakStartedAt *time.Time
 	StreakFailures  int
@@ -55,6 +73,13 @@ type Webhook struct {
 	ListenerHost  string
 }
 
+// RetiredSecret is a rotation's previous secret and the end of the overlap
+// in which it signs alongside the new one.
+type RetiredSecret struct {
+	Secret string
+	Until  time.Time
+}
+
 // Wants tells whether the subscription receives a delivery of a burst
 // resolved to event (spec section 6.1 rules 5 to 7): only when event is
 // listed in its events, exactly; there is no hierarchy and no fallback from
@@ -64,10 +89,11 @@ func (w Webhook) Wants(event string) bool { return slices.Contains(w.Events, eve
 
 // WebhookUpdate is a validated PATCH: nil fields stay unchanged.
 type WebhookUpdate struct {
-	Name      *string
-	TargetURL *string
-	Events    []string
-	IsActive  *bool
+	Name            *string
+	TargetURL       *string
+	Events          []string
+	IsActive        *bool
+	SignatureScheme *string
 }
 
 // Burst is an open run of changes to one person (the outbox row), as a
@@ -154,12 +180,16 @@ type AttemptCount struct {
 }
 
 // DeliveryJob is a claimed delivery with what an attempt needs: where to
-// send it and the secret its version names.
+// send it, the secret its version names and, for the Standard Webhooks
+// scheme, the subscription's current and previous secrets.
 type DeliveryJob struct {
 	Delivery
-	TargetURL  string
-	Secret     string
-	LeaseToken string
+	TargetURL       string
+	Secret          string
+	SignatureScheme string
+	CurrentSecret   string
+	Previous        *RetiredSecret
+	LeaseToken      string
 	// LocalListener: the subscription is a local listener's (see Webhook),
 	// on ListenerHost.
 	LocalListener bool

@@ -9,22 +9,24 @@ import (
 )
 
 type webhookView struct {
-	ID             string      `json:"id"`
-	Name           string      `json:"name"`
-	TargetURL      string      `json:"target_url"`
-	Events         []string    `json:"events"`
-	IsActive       bool        `json:"is_active"`
-	DisabledReason *string     `json:"disabled_reason"`
-	LastError      *string     `json:"last_error"`
-	SecretHint     string      `json:"secret_hint"`
-	DateCreated    domain.Time `json:"date_created"`
+	ID             string   `json:"id"`
+	Name           string   `json:"name"`
+	TargetURL      string   `json:"target_url"`
+	Events         []string `json:"events"`
+	IsActive       bool     `json:"is_active"`
+	DisabledReason *string  `json:"disabled_reason"`
+	LastError      *string  `json:"last_error"`
+	SecretHint     string   `json:"secret_hint"`
+	// SignatureScheme: "pds" or "standard-webhooks".
+	SignatureScheme string      `json:"signature_scheme"`
+	DateCreated     domain.Time `json:"date_created"`
 }
 
 func viewWebhook(w *domain.Webhook) webhookView {
 	return webhookView{
 		ID: w.ID, Name: w.Name, TargetURL: w.TargetURL, Events: w.Events, IsActive: w.IsActive,
 		DisabledReason: w.DisabledReason, LastError: w.LastError, SecretHint: webhook.Hint(w.Secret),
-		DateCreated: domain.T(w.CreatedAt),
+		SignatureScheme: w.SignatureScheme, DateCreated: domain.T(w.CreatedAt),
 	}
 }
 
@@ -77,16 +79,18 @@ type deliveryDetail struct {
 }
 
 type webhookCreate struct {
-	Name      *string  `json:"name"`
-	TargetURL *string  `json:"target_url"`
-	Events    []string `json:"events"`
+	Name            *string  `json:"name"`
+	TargetURL       *string  `json:"target_url"`
+	Events          []string `json:"events"`
+	SignatureScheme *string  `json:"signature_scheme"`
 }
 
 type webhookPatch struct {
-	Name      domain.Opt[string]   `json:"name"`
-	TargetURL domain.Opt[string]   `json:"target_url"`
-	Events    domain.Opt[[]string] `json:"events"`
-	IsActive  domain.Opt[bool]     `json:"is_active"`
+	Name            domain.Opt[string]   `json:"name"`
+	TargetURL       domain.Opt[string]   `json:"target_url"`
+	Events          domain.Opt[[]string] `json:"events"`
+	IsActive        domain.Opt[bool]     `json:"is_active"`
+	SignatureScheme domain.Opt[string]   `json:"signature_scheme"`
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -94,7 +98,8 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), accountID(r), body.Name, body.TargetURL, body.Events, s.now())
+	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), accountID(r), domain.WebhookUpdate{
+		Name: body.Name, TargetURL: body.TargetURL, Events: body.Events, SignatureScheme: body.SignatureScheme}, s.now())
 	if err != nil {
 		return err
 	}
@@ -136,12 +141,14 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	for _, f := range []struct {
 		name string
 		null bool
-	}{{"name", body.Name.Null}, {"target_url", body.TargetURL.Null}, {"events", body.Events.Null}, {"is_active", body.IsActive.Null}} {
+	}{{"name", body.Name.Null}, {"target_url", body.TargetURL.Null}, {"events", body.Events.Null}, {"is_active", body.IsActive.Null},
+		{"signature_scheme", body.SignatureScheme.Null}} {
 		if f.null {
 			return domain.BodyError("/"+f.name, "%s cannot be null; leave it out to keep it unchanged.", f.name)
 		}
 	}
-	u := domain.WebhookUpdate{Name: body.Name.Ptr(), TargetURL: body.TargetURL.Ptr(), IsActive: body.IsActive.Ptr()}
+	u := domain.WebhookUpdate{Name: body.Name.Ptr(), TargetURL: body.TargetURL.Ptr(), IsActive: body.IsActive.Ptr(),
+		SignatureScheme: body.SignatureScheme.Ptr()}
 	if body.Events.Set {
 		u.Events = body.Events.Value
 		if u.Events == nil {
@@ -152,7 +159,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.store.GetWebhook(r.Context(), accountID(r), r.PathValue("id")); err != nil {
 		return err
 	}
-	if err := s.cfg.Webhook.CheckSubscription(r.Context(), u.Name, u.TargetURL, u.Events); err != nil {
+	if err := s.cfg.Webhook.CheckSubscription(r.Context(), u); err != nil {
 		return err
 	}
 	hook, err := s.store.UpdateWebhook(r.Context(), accountID(r), r.PathValue("id"), u, s.now())
@@ -173,14 +180,14 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 // rotateSecret takes no body: a new secret is made here and shown once.
 func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request) error {
 	now := s.now()
-	hook, rounds, err := s.store.RotateWebhookSecret(r.Context(), accountID(r), r.PathValue("id"), webhook.NewSecret(), now)
+	hook, rounds, err := s.store.RotateWebhookSecret(r.Context(), accountID(r), r.PathValue("id"), webhook.NewSecret(), now, s.cfg.Webhook.OverlapUntil(now))
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, rotateView{
 		webhookView:             viewWebhook(hook),
 		Secret:                  hook.Secret,
-		PreviousSecretExpiresAt: domain.T(s.cfg.Webhook.LastAttemptBy(rounds, now)),
+		PreviousSecretExpiresAt: domain.T(s.cfg.Webhook.PreviousSecretExpiry(hook, rounds, now)),
 	})
 }
 

@@ -27,6 +27,7 @@ type webhookView struct {
 	DisabledReason *string  `json:"disabled_reason"`
 	LastError      *string  `json:"last_error"`
 	SecretHint     string   `json:"secret_hint"`
+	Scheme         string   `json:"signature_scheme"`
 	DateCreated    string   `json:"date_created"`
 	// Only in the create and rotate responses.
 	Secret                  string `json:"secret"`
@@ -245,7 +246,7 @@ func TestALocalListenerThroughTheAPI(t *testing.T) {
 			t.Fatalf("list %+v", all)
 		}
 		got := env.Get(key, "/webhooks/"+lw.ID).Want(200).Map()
-		if len(got) != 9 || got["target_url"] != lw.TargetURL {
+		if len(got) != 10 || got["target_url"] != lw.TargetURL {
 			t.Fatalf("read %v: the view is the ordinary one", got)
 		}
 		wantInvalid(t, env.Post(key, "/webhooks", map[string]any{"name": "x", "target_url": "http://127.0.0.1:4242/",

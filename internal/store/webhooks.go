@@ -29,7 +29,9 @@ type Webhooks interface {
 	// installs secret as the next one. It returns the subscription and where
 	// the pending deliveries still signed with the retired secret stand in the
 	// retry schedule (empty when none: that secret is then deleted at once).
-	RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now time.Time) (*domain.Webhook, []domain.PendingRound, error)
+	// The retired secret also stays the subscription's Previous until
+	// overlapUntil, for the schemes that sign with both.
+	RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now, overlapUntil time.Time) (*domain.Webhook, []domain.PendingRound, error)
 
 	// ListDeliveries pages a subscription's deliveries that f lets
 	// through, newest first (creation time, then id), with their exact

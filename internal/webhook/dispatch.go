@@ -350,6 +350,7 @@ func (l *makerLease) take(person string, ds []domain.Delivery, active []domain.W
 			until := l.until
 			job.LeaseUntil, job.LeaseToken = &until, l.token
 			job.TargetURL, job.Secret = sub.TargetURL, sub.Secret
+			job.SignatureScheme, job.CurrentSecret, job.Previous = sub.SignatureScheme, sub.Secret, sub.Previous
 			job.LocalListener, job.ListenerHost = sub.LocalListener, sub.ListenerHost
 			leased = append(leased, job)
 		}

@@ -108,3 +108,22 @@ func (s Settings) LastAttemptBy(rounds []domain.PendingRound, from time.Time) ti
 	}
 	return latest
 }
+
+// OverlapUntil is the end of the overlap a rotation at now opens, in which
+// the previous secret signs alongside the new one under Standard Webhooks.
+func (s Settings) OverlapUntil(now time.Time) time.Time {
+	return now.Add(s.WithDefaults().RotationOverlap)
+}
+
+// PreviousSecretExpiry is when the secret that hook's rotation at now
+// retired stops signing: after the last attempt of a delivery made before
+// the rotation (spec section 4, webhook rule 3) and, under Standard
+// Webhooks, where both secrets sign every delivery, not before the overlap
+// ends.
+func (s Settings) PreviousSecretExpiry(hook *domain.Webhook, rounds []domain.PendingRound, now time.Time) time.Time {
+	last := s.LastAttemptBy(rounds, now)
+	if hook.SignatureScheme == domain.SchemeStandardWebhooks && hook.Previous != nil && hook.Previous.Until.After(last) {
+		return hook.Previous.Until
+	}
+	return last
+}

@@ -49,6 +49,11 @@ type Settings struct {
 	// Jitter turns a scheduled delay into the delay used; nil adds 0-10%.
 	Jitter func(time.Duration) time.Duration
 
+	// RotationOverlap is how long, after a rotation, the previous secret
+	// signs alongside the new one under Standard Webhooks, so that a
+	// receiver holding either verifies.
+	RotationOverlap time.Duration
+
 	// Retention is how long a finished delivery stays in the log after its
 	// last attempt (or its creation, when it has none).
 	Retention time.Duration
@@ -71,6 +76,10 @@ type Settings struct {
 	// other's. Empty is HostName().
 	Host string
 }
+
+// DefaultRotationOverlap is a day, as Svix gives a rotated secret: time
+// for a receiver's operator to change its configuration.
+const DefaultRotationOverlap = 24 * time.Hour
 
 // Defaults of the attempt slots (decisions: the bound keeps a busy
 // subscription from taking every slot and is polite to receivers, while 8
@@ -97,6 +106,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.DisableAfter <= 0 {
 		s.DisableAfter = 120 * time.Hour
+	}
+	if s.RotationOverlap <= 0 {
+		s.RotationOverlap = DefaultRotationOverlap
 	}
 	if s.Retention <= 0 {
 		s.Retention = DefaultRetention

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -60,4 +61,48 @@ func SetHeaders(h http.Header, d domain.Delivery, secret string, at time.Time) {
 	h.Set(webhookverify.HeaderEvent, d.Event)
 	h.Set(webhookverify.HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
 	h.Set(webhookverify.HeaderSignature, webhookverify.Sign(secret, at, d.Body))
+}
+
+// SetStandardHeaders adds the headers of the Standard Webhooks scheme to an
+// attempt: webhook-id is the delivery id, the same on every retry, and
+// webhook-timestamp the attempt's own time, as Service-Timestamp.
+func SetStandardHeaders(h http.Header, d domain.Delivery, secrets []string, at time.Time) error {
+	sig, err := webhookverify.SignStandard(secrets, d.ID, at, d.Body)
+	if err != nil {
+		return err
+	}
+	h.Set(webhookverify.HeaderStandardID, d.ID)
+	h.Set(webhookverify.HeaderStandardTimestamp, strconv.FormatInt(at.Unix(), 10))
+	h.Set(webhookverify.HeaderStandardSignature, sig)
+	return nil
+}
+
+// StandardSecrets are the secrets that sign a job at time at under the
+// Standard Webhooks scheme, each once: the subscription's current secret,
+// the one the delivery's version names (a delivery made before a rotation
+// keeps it, spec section 4, webhook rule 3) and, until the overlap a
+// rotation opened ends, the previous one.
+func StandardSecrets(job domain.DeliveryJob, at time.Time) []string {
+	var out []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	add(job.CurrentSecret)
+	add(job.Secret)
+	if job.Previous != nil && at.Before(job.Previous.Until) {
+		add(job.Previous.Secret)
+	}
+	return out
+}
+
+// setAttemptHeaders signs an attempt as the job's subscription chose: the
+// spec's headers always, the Standard Webhooks ones as well when chosen.
+func setAttemptHeaders(h http.Header, job domain.DeliveryJob, at time.Time) error {
+	SetHeaders(h, job.Delivery, job.Secret, at)
+	if job.SignatureScheme != domain.SchemeStandardWebhooks {
+		return nil
+	}
+	return SetStandardHeaders(h, job.Delivery, StandardSecrets(job, at), at)
 }

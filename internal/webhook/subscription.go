@@ -18,58 +18,67 @@ const (
 
 // CheckSubscription validates the fields a create or update of a
 // subscription sets (nil: not being set): the name, the events (at least
-// one, each known, none twice), and the target, which must resolve to a
-// public address (spec section 4, webhook rule 1) as the settings' guard
-// decides. The API and the console both check here.
-func (s Settings) CheckSubscription(ctx context.Context, name, targetURL *string, events []string) error {
-	if name != nil {
-		if err := service.CheckWebhookName(*name); err != nil {
+// one, each known, none twice), the signature scheme, and the target, which
+// must resolve to a public address (spec section 4, webhook rule 1) as the
+// settings' guard decides. The API and the console both check here.
+func (s Settings) CheckSubscription(ctx context.Context, f domain.WebhookUpdate) error {
+	if f.Name != nil {
+		if err := service.CheckWebhookName(*f.Name); err != nil {
 			return err
 		}
 	}
-	if events != nil {
-		if len(events) == 0 {
+	if f.Events != nil {
+		if len(f.Events) == 0 {
 			return domain.BodyError("/events", "events must list at least one of person.created and person.updated.")
 		}
-		for i, e := range events {
+		for i, e := range f.Events {
 			if !slices.Contains(domain.WebhookEvents, e) {
 				return domain.BodyError("/events", "events[%d] is %q; the events are person.created and person.updated.", i, e)
 			}
-			if slices.Contains(events[:i], e) {
+			if slices.Contains(f.Events[:i], e) {
 				return domain.BodyError("/events", "events lists %q twice.", e)
 			}
 		}
 	}
-	if targetURL != nil {
-		if len(*targetURL) > maxTargetURL {
+	if f.SignatureScheme != nil && !slices.Contains(domain.SignatureSchemes, *f.SignatureScheme) {
+		return domain.BodyError("/signature_scheme", "signature_scheme is %q; the schemes are pds and standard-webhooks.", *f.SignatureScheme)
+	}
+	if f.TargetURL != nil {
+		if len(*f.TargetURL) > maxTargetURL {
 			return domain.BodyError("/target_url", "target_url must be at most %d characters.", maxTargetURL)
 		}
 		ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
-		if err := s.Guard().CheckURL(ctx, *targetURL); err != nil {
+		if err := s.Guard().CheckURL(ctx, *f.TargetURL); err != nil {
 			return domain.BodyError("/target_url", "%s.", err.Error())
 		}
 	}
 	return nil
 }
 
-// NewSubscription checks a new subscription's fields and makes it, active,
-// with a fresh signing secret (shown once, in the answer that creates it).
-func (s Settings) NewSubscription(ctx context.Context, accountID string, name, targetURL *string, events []string, now time.Time) (domain.Webhook, error) {
+// NewSubscription checks a new subscription's fields (IsActive aside: a
+// new one is active) and makes it, signed by the pds scheme unless f
+// chooses another, with a fresh signing secret (shown once, in the answer
+// that creates it).
+func (s Settings) NewSubscription(ctx context.Context, accountID string, f domain.WebhookUpdate, now time.Time) (domain.Webhook, error) {
 	switch {
-	case name == nil:
+	case f.Name == nil:
 		return domain.Webhook{}, domain.BodyError("/name", "name is required.")
-	case targetURL == nil:
+	case f.TargetURL == nil:
 		return domain.Webhook{}, domain.BodyError("/target_url", "target_url is required.")
-	case events == nil:
+	case f.Events == nil:
 		return domain.Webhook{}, domain.BodyError("/events", "events is required: a list of person.created and/or person.updated.")
 	}
-	if err := s.CheckSubscription(ctx, name, targetURL, events); err != nil {
+	if err := s.CheckSubscription(ctx, f); err != nil {
 		return domain.Webhook{}, err
 	}
+	scheme := domain.SchemePDS
+	if f.SignatureScheme != nil {
+		scheme = *f.SignatureScheme
+	}
 	return domain.Webhook{
-		ID: domain.NewID("wh"), AccountID: accountID, Name: *name, TargetURL: *targetURL,
-		Events: events, IsActive: true, Secret: NewSecret(), SecretVersion: 1,
+		ID: domain.NewID("wh"), AccountID: accountID, Name: *f.Name, TargetURL: *f.TargetURL,
+		Events: f.Events, IsActive: true, Secret: NewSecret(), SecretVersion: 1, SignatureScheme: scheme,
 		CreatedAt: now, UpdatedAt: now,
 	}, nil
 }

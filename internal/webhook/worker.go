@@ -529,7 +529,9 @@ func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time)
 	if err != nil {
 		return 0, nil, 0, err
 	}
-	SetHeaders(req.Header, job.Delivery, job.Secret, at)
+	if err := setAttemptHeaders(req.Header, job, at); err != nil {
+		return 0, nil, 0, err
+	}
 	headers := sentHeaders(req.Header)
 	client := w.client
 	if job.LocalListener {

@@ -469,7 +469,7 @@ func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
 		sub := r.subscribe(r.acc, rc.URL, "person.created")
 		before := r.touch(r.acc, "before")
 		r.advance(window) // 503: the delivery stays in flight
-		rotated, rounds, err := r.st.RotateWebhookSecret(context.Background(), r.acc, sub.ID, webhook.NewSecret(), r.clock.Now())
+		rotated, rounds, err := r.st.RotateWebhookSecret(context.Background(), r.acc, sub.ID, webhook.NewSecret(), r.clock.Now(), r.clock.Now())
 		if err != nil || len(rounds) != 1 {
 			t.Fatal(rounds, err)
 		}
@@ -788,7 +788,7 @@ func TestRotationSignsEveryLaterAttemptOfAnOlderDeliveryWithItsSecret(t *testing
 		sub := r.subscribe(r.acc, rc.URL, "person.created")
 		rotate := func() string {
 			t.Helper()
-			w, _, err := r.st.RotateWebhookSecret(context.Background(), r.acc, sub.ID, webhook.NewSecret(), r.clock.Now())
+			w, _, err := r.st.RotateWebhookSecret(context.Background(), r.acc, sub.ID, webhook.NewSecret(), r.clock.Now(), r.clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -480,6 +480,24 @@ func (e Scope) Valid() bool {
 	}
 }
 
+// Defines values for SignatureScheme.
+const (
+	SignatureSchemePds              SignatureScheme = "pds"
+	SignatureSchemeStandardWebhooks SignatureScheme = "standard-webhooks"
+)
+
+// Valid indicates whether the value is a known member of the SignatureScheme enum.
+func (e SignatureScheme) Valid() bool {
+	switch e {
+	case SignatureSchemePds:
+		return true
+	case SignatureSchemeStandardWebhooks:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TagContext.
 const (
 	TagContextAccount       TagContext = "account"
@@ -908,6 +926,11 @@ type DeliveryAttempt struct {
 // clock in either direction. The Go package `github.com/pds-dev/pds/pkg/webhookverify` does
 // all of this.
 //
+// A subscription whose `signature_scheme` is `standard-webhooks` adds `webhook-id`,
+// `webhook-timestamp` and `webhook-signature` as the Standard Webhooks specification defines
+// them (see `SignatureScheme`), for that specification's libraries; `webhookverify` verifies
+// either scheme from the headers it finds.
+//
 // Attempts: 2xx is success. A timeout (5 s to connect, 15 s in all by default), a connection
 // error or a 5xx is retried at 0 s, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h
 // after the previous attempt, plus 0-10% jitter: 10 attempts in all (`--webhook-retry-schedule`).
@@ -1268,17 +1291,55 @@ type RotateResponse struct {
 	LastError nullable.Nullable[string] `json:"last_error"`
 	Name      string                    `json:"name"`
 
-	// PreviousSecretExpiresAt The latest time a delivery signed with the previous secret can be attempted; the rotation time when none is pending.
+	// PreviousSecretExpiresAt The latest time a delivery signed with the previous secret can be attempted; the rotation time when none is pending. Under `standard-webhooks`, not before the end of the overlap (a day) in which both secrets sign every delivery.
 	//
 	// Examples: 2026-11-21T10:15:30.123Z
 	PreviousSecretExpiresAt DateTime `json:"previous_secret_expires_at"`
 	Secret                  string   `json:"secret"`
 	SecretHint              string   `json:"secret_hint"`
-	TargetURL               string   `json:"target_url"`
+
+	// SignatureScheme How a subscription's deliveries are signed. Every delivery carries the spec's headers
+	// (`Service-Webhook-Id`, `Service-Delivery-Id`, `Service-Event`, `Service-Timestamp`,
+	// `Service-Signature`) whichever the scheme, so a receiver that verifies one scheme keeps
+	// working while the subscription switches to the other.
+	//
+	// `pds` (the default): `Service-Signature: t=<unix>,v1=<hex>` alone, the hex HMAC-SHA256 of
+	// `<t>.<raw body>` keyed with the whole secret string, `whsec_` prefix included.
+	//
+	// `standard-webhooks`: also the headers of the Standard Webhooks specification
+	// (standardwebhooks.com), which its libraries (npm `standardwebhooks`, Svix's `svix`,
+	// and the Go, Python, Ruby, PHP, Java and Rust ones) verify as they come: `webhook-id` (the
+	// delivery id, the same on every retry), `webhook-timestamp` (unix seconds at signing, equal
+	// to `Service-Timestamp`) and `webhook-signature: v1,<base64>`, the base64 HMAC-SHA256 of
+	// `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the bytes the base64 after
+	// `whsec_` decodes to. After a rotation, until `previous_secret_expires_at` (at least a day),
+	// both secrets sign every delivery: `webhook-signature` holds one `v1,` signature per secret,
+	// space-separated, so a receiver holding either verifies.
+	SignatureScheme SignatureScheme `json:"signature_scheme"`
+	TargetURL       string          `json:"target_url"`
 }
 
 // Scope defines model for Scope.
 type Scope string
+
+// SignatureScheme How a subscription's deliveries are signed. Every delivery carries the spec's headers
+// (`Service-Webhook-Id`, `Service-Delivery-Id`, `Service-Event`, `Service-Timestamp`,
+// `Service-Signature`) whichever the scheme, so a receiver that verifies one scheme keeps
+// working while the subscription switches to the other.
+//
+// `pds` (the default): `Service-Signature: t=<unix>,v1=<hex>` alone, the hex HMAC-SHA256 of
+// `<t>.<raw body>` keyed with the whole secret string, `whsec_` prefix included.
+//
+// `standard-webhooks`: also the headers of the Standard Webhooks specification
+// (standardwebhooks.com), which its libraries (npm `standardwebhooks`, Svix's `svix`,
+// and the Go, Python, Ruby, PHP, Java and Rust ones) verify as they come: `webhook-id` (the
+// delivery id, the same on every retry), `webhook-timestamp` (unix seconds at signing, equal
+// to `Service-Timestamp`) and `webhook-signature: v1,<base64>`, the base64 HMAC-SHA256 of
+// `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the bytes the base64 after
+// `whsec_` decodes to. After a rotation, until `previous_secret_expires_at` (at least a day),
+// both secrets sign every delivery: `webhook-signature` holds one `v1,` signature per secret,
+// space-separated, so a receiver holding either verifies.
+type SignatureScheme string
 
 // Status defines model for Status.
 type Status struct {
@@ -1344,6 +1405,25 @@ type Webhook struct {
 	// SecretHint The signing secret, masked: `whsec_...` and its last four characters.
 	SecretHint string `json:"secret_hint"`
 
+	// SignatureScheme How a subscription's deliveries are signed. Every delivery carries the spec's headers
+	// (`Service-Webhook-Id`, `Service-Delivery-Id`, `Service-Event`, `Service-Timestamp`,
+	// `Service-Signature`) whichever the scheme, so a receiver that verifies one scheme keeps
+	// working while the subscription switches to the other.
+	//
+	// `pds` (the default): `Service-Signature: t=<unix>,v1=<hex>` alone, the hex HMAC-SHA256 of
+	// `<t>.<raw body>` keyed with the whole secret string, `whsec_` prefix included.
+	//
+	// `standard-webhooks`: also the headers of the Standard Webhooks specification
+	// (standardwebhooks.com), which its libraries (npm `standardwebhooks`, Svix's `svix`,
+	// and the Go, Python, Ruby, PHP, Java and Rust ones) verify as they come: `webhook-id` (the
+	// delivery id, the same on every retry), `webhook-timestamp` (unix seconds at signing, equal
+	// to `Service-Timestamp`) and `webhook-signature: v1,<base64>`, the base64 HMAC-SHA256 of
+	// `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the bytes the base64 after
+	// `whsec_` decodes to. After a rotation, until `previous_secret_expires_at` (at least a day),
+	// both secrets sign every delivery: `webhook-signature` holds one `v1,` signature per secret,
+	// space-separated, so a receiver holding either verifies.
+	SignatureScheme SignatureScheme `json:"signature_scheme"`
+
 	// TargetURL Where deliveries go. A subscription made by the `pds webhooks listen` command (named `pds webhooks listen (host, pid)`) has `http://127.0.0.1:PORT/`, the receiver that command runs for as long as it runs; it alone may reach loopback, and a `target_url` set through this API ends that.
 	TargetURL string `json:"target_url"`
 }
@@ -1355,6 +1435,9 @@ type WebhookCreate struct {
 
 	// Name A label for people; 1 to 255 characters.
 	Name string `json:"name"`
+
+	// SignatureScheme How deliveries are signed (`SignatureScheme`); `pds` when left out.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
 
 	// TargetURL An absolute `https` URL whose host resolves only to public addresses (see the operation); `http` on a loopback host only on a server started with `--webhook-allow-private`.
 	TargetURL string `json:"target_url"`
@@ -1389,9 +1472,12 @@ type WebhookUpdate struct {
 	Events *WebhookEvents `json:"events,omitempty"`
 
 	// IsActive false switches the subscription off; true reactivates it and clears its failure streak.
-	IsActive  *bool   `json:"is_active,omitempty"`
-	Name      *string `json:"name,omitempty"`
-	TargetURL *string `json:"target_url,omitempty"`
+	IsActive *bool   `json:"is_active,omitempty"`
+	Name     *string `json:"name,omitempty"`
+
+	// SignatureScheme Switches how deliveries are signed from the next attempt on, retries of earlier deliveries included.
+	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
+	TargetURL       *string          `json:"target_url,omitempty"`
 }
 
 // WebhookWithSecret A subscription as created, with its full signing secret (shown this once).
@@ -1411,10 +1497,29 @@ type WebhookWithSecret struct {
 	LastError nullable.Nullable[string] `json:"last_error"`
 	Name      string                    `json:"name"`
 
-	// Secret The full signing secret: `whsec_` and 33 random bytes in base64. The HMAC key is this whole string, prefix included.
+	// Secret The full signing secret: `whsec_` and 33 random bytes in base64. Under `pds` the HMAC key is this whole string, prefix included; under `standard-webhooks`, the 33 bytes (as that specification reads a `whsec_` secret).
 	Secret     string `json:"secret"`
 	SecretHint string `json:"secret_hint"`
-	TargetURL  string `json:"target_url"`
+
+	// SignatureScheme How a subscription's deliveries are signed. Every delivery carries the spec's headers
+	// (`Service-Webhook-Id`, `Service-Delivery-Id`, `Service-Event`, `Service-Timestamp`,
+	// `Service-Signature`) whichever the scheme, so a receiver that verifies one scheme keeps
+	// working while the subscription switches to the other.
+	//
+	// `pds` (the default): `Service-Signature: t=<unix>,v1=<hex>` alone, the hex HMAC-SHA256 of
+	// `<t>.<raw body>` keyed with the whole secret string, `whsec_` prefix included.
+	//
+	// `standard-webhooks`: also the headers of the Standard Webhooks specification
+	// (standardwebhooks.com), which its libraries (npm `standardwebhooks`, Svix's `svix`,
+	// and the Go, Python, Ruby, PHP, Java and Rust ones) verify as they come: `webhook-id` (the
+	// delivery id, the same on every retry), `webhook-timestamp` (unix seconds at signing, equal
+	// to `Service-Timestamp`) and `webhook-signature: v1,<base64>`, the base64 HMAC-SHA256 of
+	// `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the bytes the base64 after
+	// `whsec_` decodes to. After a rotation, until `previous_secret_expires_at` (at least a day),
+	// both secrets sign every delivery: `webhook-signature` holds one `v1,` signature per secret,
+	// space-separated, so a receiver holding either verifies.
+	SignatureScheme SignatureScheme `json:"signature_scheme"`
+	TargetURL       string          `json:"target_url"`
 }
 
 // Whoami defines model for Whoami.
@@ -2668,8 +2773,8 @@ type ClientInterface interface {
 
 	// UpdateWebhookWithBody Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-	// stay unchanged and none may be null.
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+	// `signature_scheme`; absent members stay unchanged and none may be null.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -2685,8 +2790,8 @@ type ClientInterface interface {
 
 	// UpdateWebhook Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-	// stay unchanged and none may be null.
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+	// `signature_scheme`; absent members stay unchanged and none may be null.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -2787,6 +2892,10 @@ type ClientInterface interface {
 	// make its last scheduled attempt (counting the largest jitter), or the rotation time when
 	// none is pending. Receivers should accept both secrets until then. A redelivery is signed
 	// with the secret current at the time of the redelivery.
+	//
+	// Under `standard-webhooks` the previous secret also signs every delivery, alongside the new
+	// one, for a day after the rotation (Svix's overlap), so `previous_secret_expires_at` is then
+	// at least a day away: a receiver can change its configuration at any time in that day.
 	//
 	// Corresponds with POST /webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3802,8 +3911,8 @@ func (c *Client) GetWebhook(ctx context.Context, id string, reqEditors ...Reques
 
 // UpdateWebhookWithBody Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-// stay unchanged and none may be null.
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+// `signature_scheme`; absent members stay unchanged and none may be null.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -3829,8 +3938,8 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, id string, contentTy
 
 // UpdateWebhook Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-// stay unchanged and none may be null.
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+// `signature_scheme`; absent members stay unchanged and none may be null.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -3991,6 +4100,10 @@ func (c *Client) Redeliver(ctx context.Context, id string, deliveryID string, re
 // make its last scheduled attempt (counting the largest jitter), or the rotation time when
 // none is pending. Receivers should accept both secrets until then. A redelivery is signed
 // with the secret current at the time of the redelivery.
+//
+// Under `standard-webhooks` the previous secret also signs every delivery, alongside the new
+// one, for a day after the rotation (Svix's overlap), so `previous_secret_expires_at` is then
+// at least a day away: a receiver can change its configuration at any time in that day.
 //
 // Corresponds with POST /webhooks/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
 func (c *Client) RotateWebhookSecret(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6700,8 +6813,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithBodyWithResponse Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-	// stay unchanged and none may be null.
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+	// `signature_scheme`; absent members stay unchanged and none may be null.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -6717,8 +6830,8 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithResponse Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-	// stay unchanged and none may be null.
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+	// `signature_scheme`; absent members stay unchanged and none may be null.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -6825,6 +6938,10 @@ type ClientWithResponsesInterface interface {
 	// make its last scheduled attempt (counting the largest jitter), or the rotation time when
 	// none is pending. Receivers should accept both secrets until then. A redelivery is signed
 	// with the secret current at the time of the redelivery.
+	//
+	// Under `standard-webhooks` the previous secret also signs every delivery, alongside the new
+	// one, for a day after the rotation (Svix's overlap), so `previous_secret_expires_at` is then
+	// at least a day away: a receiver can change its configuration at any time in that day.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12133,8 +12250,8 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, id str
 
 // UpdateWebhookWithBodyWithResponse Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-// stay unchanged and none may be null.
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+// `signature_scheme`; absent members stay unchanged and none may be null.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -12156,8 +12273,8 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 
 // UpdateWebhookWithResponse Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events` or `is_active`; absent members
-// stay unchanged and none may be null.
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
+// `signature_scheme`; absent members stay unchanged and none may be null.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -12300,6 +12417,10 @@ func (c *ClientWithResponses) RedeliverWithResponse(ctx context.Context, id stri
 // make its last scheduled attempt (counting the largest jitter), or the rotation time when
 // none is pending. Receivers should accept both secrets until then. A redelivery is signed
 // with the secret current at the time of the redelivery.
+//
+// Under `standard-webhooks` the previous secret also signs every delivery, alongside the new
+// one, for a day after the rotation (Svix's overlap), so `previous_secret_expires_at` is then
+// at least a day away: a receiver can change its configuration at any time in that day.
 //
 // Returns a wrapper object for the known response body format(s).
 //

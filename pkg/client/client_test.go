@@ -159,10 +159,12 @@ func TestClientEndToEnd(t *testing.T) {
 		// A webhook subscription from the start, so that the person changes
 		// below are delivered.
 		hook, err := c.CreateWebhookWithResponse(ctx, client.WebhookCreate{Name: "crm sync", TargetURL: rc.URL,
-			Events: client.WebhookEvents{client.WebhookEventPersonCreated, client.WebhookEventPersonUpdated}})
+			Events:          client.WebhookEvents{client.WebhookEventPersonCreated, client.WebhookEventPersonUpdated},
+			SignatureScheme: client.Ptr(client.SignatureSchemeStandardWebhooks)})
 		want(t, "create webhook", hook, err, 201)
 		secret := hook.JSON201.Secret
-		if !strings.HasPrefix(secret, "whsec_") || !hook.JSON201.IsActive || !hook.JSON201.DisabledReason.IsNull() {
+		if !strings.HasPrefix(secret, "whsec_") || !hook.JSON201.IsActive || !hook.JSON201.DisabledReason.IsNull() ||
+			hook.JSON201.SignatureScheme != client.SignatureSchemeStandardWebhooks {
 			t.Fatalf("webhook %+v", hook.JSON201)
 		}
 		hookID := hook.JSON201.ID
@@ -411,7 +413,7 @@ func TestClientEndToEnd(t *testing.T) {
 				t.Fatalf("delivery %s: %v", r.Body, err)
 			}
 			if body.Data.ID == person.ID {
-				if err := webhookverify.Verify(r.Header, r.Body, []string{secret}, env.Clock.Now(), webhookverify.Options{}); err != nil {
+				if err := webhookverify.VerifyStandard(r.Header, r.Body, []string{secret}, env.Clock.Now(), webhookverify.Options{}); err != nil {
 					t.Fatal(err)
 				}
 				break
@@ -454,9 +456,11 @@ func TestClientEndToEnd(t *testing.T) {
 			t.Fatalf("redelivered %d, counted %d", requeued.JSON202.Redelivered, failedSince.JSON200.Total)
 		}
 
-		off, err := c.UpdateWebhookWithResponse(ctx, hookID, client.WebhookUpdate{IsActive: client.Ptr(false)})
+		off, err := c.UpdateWebhookWithResponse(ctx, hookID, client.WebhookUpdate{IsActive: client.Ptr(false),
+			SignatureScheme: client.Ptr(client.SignatureSchemePds)})
 		want(t, "switch webhook off", off, err, 200)
-		if off.JSON200.IsActive || off.JSON200.DisabledReason.MustGet() != client.WebhookDisabledReasonManual {
+		if off.JSON200.IsActive || off.JSON200.DisabledReason.MustGet() != client.WebhookDisabledReasonManual ||
+			off.JSON200.SignatureScheme != client.SignatureSchemePds {
 			t.Fatalf("switched off %+v", off.JSON200)
 		}
 		refused, err := c.RedeliverFailedWithResponse(ctx, hookID, client.RedeliverFailedBody{Since: madeAt})

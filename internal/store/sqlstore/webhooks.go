@@ -11,7 +11,8 @@ import (
 )
 
 const webhookColumns = `id, account_id, name, target_url, events, is_active, disabled_reason, last_error,
-	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at, local_listener, listener_host`
+	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at, local_listener, listener_host,
+	signature_scheme, previous_secret, previous_secret_until`
 
 func scanWebhook(sc scanner) (*domain.Webhook, error) {
 	var w domain.Webhook
@@ -19,10 +20,14 @@ func scanWebhook(sc scanner) (*domain.Webhook, error) {
 	var reason, lastErr sql.NullString
 	var streak sql.NullInt64
 	var created, updated int64
+	var previous sql.NullString
+	var previousUntil sql.NullInt64
 	if err := sc.Scan(&w.ID, &w.AccountID, &w.Name, &w.TargetURL, &events, &w.IsActive, &reason, &lastErr,
-		&w.Secret, &w.SecretVersion, &streak, &w.StreakFailures, &created, &updated, &w.LocalListener, &w.ListenerHost); err != nil {
+		&w.Secret, &w.SecretVersion, &streak, &w.StreakFailures, &created, &updated, &w.LocalListener, &w.ListenerHost,
+		&w.SignatureScheme, &previous, &previousUntil); err != nil {
 		return nil, err
 	}
+	w.Previous = retiredSecret(previous, previousUntil)
 	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
 		return nil, err
 	}
@@ -30,6 +35,13 @@ func scanWebhook(sc scanner) (*domain.Webhook, error) {
 	w.StreakStartedAt = timePtr(streak)
 	w.CreatedAt, w.UpdatedAt = domain.FromMillis(created), domain.FromMillis(updated)
 	return &w, nil
+}
+
+func retiredSecret(secret sql.NullString, until sql.NullInt64) *domain.RetiredSecret {
+	if !secret.Valid || !until.Valid {
+		return nil
+	}
+	return &domain.RetiredSecret{Secret: secret.String, Until: domain.FromMillis(until.Int64)}
 }
 
 func encodeEvents(events []string) string {
@@ -46,12 +58,16 @@ func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) error {
 		}
 		host = w.ListenerHost
 	}
+	scheme := w.SignatureScheme
+	if scheme == "" {
+		scheme = domain.SchemePDS
+	}
 	_, err := s.writer().exec(ctx, `INSERT INTO webhooks
 		(id, account_id, name, target_url, events, is_active, secret, secret_version, streak_failures, created_at, updated_at,
-			local_listener, listener_host)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9, $10, $11)`,
+			local_listener, listener_host, signature_scheme)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9, $10, $11, $12)`,
 		w.ID, w.AccountID, w.Name, w.TargetURL, encodeEvents(w.Events), true, w.Secret,
-		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli(), w.LocalListener, host)
+		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli(), w.LocalListener, host, scheme)
 	return err
 }
 
@@ -104,6 +120,9 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 		if u.Events != nil {
 			w.Events = u.Events
 		}
+		if u.SignatureScheme != nil {
+			w.SignatureScheme = *u.SignatureScheme
+		}
 		switch {
 		case u.IsActive == nil || *u.IsActive == w.IsActive:
 		case *u.IsActive:
@@ -118,10 +137,12 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 		}
 		w.UpdatedAt = now
 		_, err = q.exec(ctx, `UPDATE webhooks SET name = $1, target_url = $2, events = $3, is_active = $4, disabled_reason = $5,
-			streak_started_at = $6, streak_failures = $7, updated_at = $8, local_listener = $9, listener_host = $10
-			WHERE account_id = $11 AND id = $12`,
+			streak_started_at = $6, streak_failures = $7, updated_at = $8, local_listener = $9, listener_host = $10,
+			signature_scheme = $11
+			WHERE account_id = $12 AND id = $13`,
 			w.Name, w.TargetURL, encodeEvents(w.Events), w.IsActive, nullStr(w.DisabledReason),
-			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), w.LocalListener, w.ListenerHost, accountID, id)
+			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), w.LocalListener, w.ListenerHost,
+			w.SignatureScheme, accountID, id)
 		out = w
 		return err
 	})
@@ -141,8 +162,10 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
 	return nil
 }
 
-// RotateWebhookSecret retires the current secret and installs the next.
-func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now time.Time) (*domain.Webhook, []domain.PendingRound, error) {
+// RotateWebhookSecret retires the current secret and installs the next;
+// the retired one stays the subscription's previous secret until
+// overlapUntil.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now, overlapUntil time.Time) (*domain.Webhook, []domain.PendingRound, error) {
 	var (
 		out    *domain.Webhook
 		rounds []domain.PendingRound
@@ -154,8 +177,9 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 		if err != nil {
 			return err
 		}
-		if _, err := q.exec(ctx, `UPDATE webhooks SET secret = $1, secret_version = $2, updated_at = $3 WHERE id = $4`,
-			secret, w.SecretVersion+1, now.UnixMilli(), id); err != nil {
+		if _, err := q.exec(ctx, `UPDATE webhooks SET secret = $1, secret_version = $2, updated_at = $3,
+			previous_secret = $4, previous_secret_until = $5 WHERE id = $6`,
+			secret, w.SecretVersion+1, now.UnixMilli(), w.Secret, overlapUntil.UnixMilli(), id); err != nil {
 			return err
 		}
 		if _, err := q.exec(ctx, `INSERT INTO webhook_secrets (webhook_id, version, secret, retired_at) VALUES ($1, $2, $3, $4)`,
@@ -184,6 +208,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 		if err := dropUnusedSecrets(ctx, q, id); err != nil {
 			return err
 		}
+		w.Previous = &domain.RetiredSecret{Secret: w.Secret, Until: domain.FromMillis(overlapUntil.UnixMilli())}
 		w.Secret, w.SecretVersion, w.UpdatedAt = secret, w.SecretVersion+1, now
 		out = w
 		return nil

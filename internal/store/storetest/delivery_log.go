@@ -161,7 +161,7 @@ func testRedeliverFailed(t *testing.T, newStore NewStore) {
 		}
 	}
 	pending := queueDelivery(t, st, w, at(7))
-	rotated, _, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_rotated", at(7))
+	rotated, _, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_rotated", at(7), at(8))
 	if err != nil {
 		t.Fatal(err)
 	}

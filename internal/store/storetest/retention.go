@@ -77,7 +77,7 @@ func testWebhookRetention(t *testing.T, newStore NewStore) {
 
 	// Rotating keeps the first secret for the pending deliveries; the old
 	// finished deliveries signed with it are pruned below.
-	if _, _, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_rotated", cutoff); err != nil {
+	if _, _, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_rotated", cutoff, cutoff); err != nil {
 		t.Fatal(err)
 	}
 

@@ -27,7 +27,7 @@ func newWebhook(t testing.TB, st store.Store, account string, events ...string) 
 	}
 	w := domain.Webhook{
 		ID: domain.NewID("wh"), AccountID: account, Name: "crm", TargetURL: "https://example.com/hook",
-		Events: events, IsActive: true, Secret: "whsec_" + domain.RandomHex(16), SecretVersion: 1,
+		Events: events, IsActive: true, Secret: "whsec_" + domain.RandomHex(16), SecretVersion: 1, SignatureScheme: domain.SchemePDS,
 		CreatedAt: Epoch, UpdatedAt: Epoch,
 	}
 	if err := st.CreateWebhook(context.Background(), w); err != nil {
@@ -46,7 +46,7 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	got, err := st.GetWebhook(ctx, acc, a.ID)
 	if err != nil || got.Name != "crm" || !slices.Equal(got.Events, []string{domain.EventPersonUpdated}) || !got.IsActive ||
 		got.Secret != a.Secret || got.SecretVersion != 1 || got.DisabledReason != nil || got.LastError != nil ||
-		!got.CreatedAt.Equal(Epoch) {
+		!got.CreatedAt.Equal(Epoch) || got.SignatureScheme != domain.SchemePDS || got.Previous != nil {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
 	list, total, err := st.ListWebhooks(ctx, acc, domain.PageRequest{Page: 1, Size: 1})
@@ -71,7 +71,7 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 		_, err = st.UpdateWebhook(ctx, other, a.ID, domain.WebhookUpdate{Name: &name}, Epoch)
 		wantNotFound(t, "foreign update", err)
 		wantNotFound(t, "foreign delete", st.DeleteWebhook(ctx, other, a.ID))
-		_, _, err = st.RotateWebhookSecret(ctx, other, a.ID, "whsec_x", Epoch)
+		_, _, err = st.RotateWebhookSecret(ctx, other, a.ID, "whsec_x", Epoch, Epoch)
 		wantNotFound(t, "foreign rotate", err)
 		_, _, err = st.ListDeliveries(ctx, other, a.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 10})
 		wantNotFound(t, "foreign deliveries", err)
@@ -98,6 +98,30 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 		}
 		if again.Name != name || !again.IsActive {
 			t.Fatalf("update not stored: %+v", again)
+		}
+		standard := domain.SchemeStandardWebhooks
+		if w, err = st.UpdateWebhook(ctx, acc, a.ID, domain.WebhookUpdate{SignatureScheme: &standard}, Epoch); err != nil || w.SignatureScheme != standard {
+			t.Fatalf("scheme update: %+v, %v", w, err)
+		}
+		if again, err = st.GetWebhook(ctx, acc, a.ID); err != nil || again.SignatureScheme != standard || again.Name != name {
+			t.Fatalf("scheme not stored: %+v, %v", again, err)
+		}
+	})
+
+	t.Run("a subscription is created with its signature scheme", func(t *testing.T) {
+		w := domain.Webhook{
+			ID: domain.NewID("wh"), AccountID: acc, Name: "std", TargetURL: "https://example.com/std",
+			Events: domain.WebhookEvents, IsActive: true, Secret: "whsec_c3Rk", SecretVersion: 1,
+			SignatureScheme: domain.SchemeStandardWebhooks, CreatedAt: Epoch, UpdatedAt: Epoch,
+		}
+		if err := st.CreateWebhook(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.GetWebhook(ctx, acc, w.ID); err != nil || got.SignatureScheme != domain.SchemeStandardWebhooks {
+			t.Fatalf("read back %+v, %v", got, err)
+		}
+		if err := st.DeleteWebhook(ctx, acc, w.ID); err != nil {
+			t.Fatal(err)
 		}
 	})
 
@@ -785,10 +809,18 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		acc := NewAccount(t, st)
 		w := newWebhook(t, st, acc)
 		old := queueDelivery(t, st, w, Epoch)
-		hook, rounds, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_second", Epoch.Add(time.Minute))
+		overlap := Epoch.Add(25 * time.Hour)
+		hook, rounds, err := st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_second", Epoch.Add(time.Minute), overlap)
 		if err != nil || hook.Secret != "whsec_second" || hook.SecretVersion != 2 ||
 			len(rounds) != 1 || rounds[0].RoundAttempts != 0 || !rounds[0].NextAttemptAt.Equal(Epoch) {
 			t.Fatalf("rotate: %+v %+v %v", hook, rounds, err)
+		}
+		want := domain.RetiredSecret{Secret: w.Secret, Until: overlap}
+		if hook.Previous == nil || *hook.Previous != want {
+			t.Fatalf("rotation's previous secret %+v; want %+v", hook.Previous, want)
+		}
+		if read, err := st.GetWebhook(ctx, acc, w.ID); err != nil || read.Previous == nil || *read.Previous != want {
+			t.Fatalf("read back: %+v, %v", read, err)
 		}
 		fresh := queueDelivery(t, st, *hook, Epoch.Add(time.Hour))
 		jobs, err := st.ClaimDeliveries(ctx, Epoch.Add(time.Hour), time.Minute, 10)
@@ -798,6 +830,11 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		secrets := map[string]string{}
 		for _, j := range jobs {
 			secrets[j.ID] = j.Secret
+			// Every job knows the subscription's secrets, for the scheme
+			// that signs with each.
+			if j.CurrentSecret != "whsec_second" || j.Previous == nil || *j.Previous != want || j.SignatureScheme != domain.SchemePDS {
+				t.Fatalf("job %s: current %q, previous %+v, scheme %q", j.ID, j.CurrentSecret, j.Previous, j.SignatureScheme)
+			}
 		}
 		if secrets[old.ID] != w.Secret || secrets[fresh.ID] != "whsec_second" {
 			t.Fatalf("secrets by delivery %v; want the old one for %s", secrets, old.ID)
@@ -816,7 +853,7 @@ func testWebhookDeliveries(t *testing.T, newStore NewStore) {
 		if job := claimOneDelivery(t, st, Epoch.Add(2*time.Hour)); job.Secret != "whsec_second" || job.SecretVersion != 2 {
 			t.Fatalf("redelivery signed with %q (version %d)", job.Secret, job.SecretVersion)
 		}
-		_, rounds, err = st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_third", Epoch.Add(3*time.Hour))
+		_, rounds, err = st.RotateWebhookSecret(ctx, acc, w.ID, "whsec_third", Epoch.Add(3*time.Hour), Epoch.Add(4*time.Hour))
 		if err != nil || len(rounds) != 1 {
 			t.Fatalf("rotate with one leased pending delivery: %+v, %v", rounds, err)
 		}
