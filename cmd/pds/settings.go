@@ -44,6 +44,7 @@ var settingExamples = map[string]string{
 	"expires-in":                       "720h",
 	"events":                           "person.created,person.updated",
 	"forward-to":                       "http://localhost:3000/hook",
+	"signature-scheme":                 "standard-webhooks",
 	"port":                             "4000 (or 0 for any free port)",
 	"print-body":                       "true",
 	"valid":                            "10m",

@@ -24,13 +24,15 @@ import (
 	"github.com/pds-dev/pds/pkg/webhookverify"
 )
 
-const listenHelp = `Usage: pds webhooks listen --account ID [--events E,E] [--print-body] [--forward-to URL] [--port N]
+const listenHelp = `Usage: pds webhooks listen --account ID [--events E,E] [--signature-scheme S] [--print-body] [--forward-to URL] [--port N]
 
 Receives one account's webhook deliveries on this machine for as long as it
 runs, for developing a receiver. It starts a plain-HTTP receiver on 127.0.0.1,
 subscribes it to the events (a subscription named "pds webhooks listen (host,
 pid)" whose target is http://127.0.0.1:PORT/), verifies every delivery with
-the subscription's secret (pkg/webhookverify) and prints one line per delivery:
+the subscription's secret (pkg/webhookverify) in its signature scheme (pds,
+or standard-webhooks: the Standard Webhooks headers, as that specification's
+libraries verify them) and prints one line per delivery:
 time, event, person id, delivery id, attempt; --print-body prints the body
 instead. Deliveries come from the pds serve instances on this machine that use
 the same database; they need no --webhook-allow-private, and no other
@@ -67,6 +69,7 @@ func (e cmdEnv) webhooksListen(args []string) error {
 	fs, c := e.newFlags("webhooks listen")
 	account := fs.String("account", "", "account id (required)")
 	events := fs.String("events", strings.Join(domain.WebhookEvents, ","), "comma-separated events to subscribe to")
+	scheme := fs.String("signature-scheme", domain.SchemePDS, "how deliveries are signed and verified: pds or standard-webhooks")
 	printBody := fs.Bool("print-body", false, "print each delivery's body instead of its one-line summary")
 	forwardTo := fs.String("forward-to", "", "pass each verified delivery on to this URL, headers unchanged, and answer pds with its status")
 	port := fs.Int("port", 0, "port of the receiver on 127.0.0.1 (0: any free port)")
@@ -87,6 +90,9 @@ func (e cmdEnv) webhooksListen(args []string) error {
 	evs, err := parseEvents(*events)
 	if err != nil {
 		return badSetting("events", *events, err.Error())
+	}
+	if !slices.Contains(domain.SignatureSchemes, *scheme) {
+		return badSetting("signature-scheme", *scheme, "not pds or standard-webhooks")
 	}
 	if *forwardTo != "" {
 		if u, err := url.Parse(*forwardTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -120,13 +126,13 @@ func (e cmdEnv) webhooksListen(args []string) error {
 	sub := domain.Webhook{
 		ID: domain.NewID("wh"), AccountID: *account, Name: listenerName(host, os.Getpid()),
 		TargetURL: "http://" + ln.Addr().String() + "/", Events: evs, IsActive: true,
-		Secret: webhook.NewSecret(), SecretVersion: 1, CreatedAt: now, UpdatedAt: now,
+		Secret: webhook.NewSecret(), SecretVersion: 1, SignatureScheme: *scheme, CreatedAt: now, UpdatedAt: now,
 		LocalListener: true, ListenerHost: host,
 	}
 	if err := st.CreateWebhook(e.ctx, sub); err != nil {
 		return err
 	}
-	l := &listener{out: e.stdout, secret: sub.Secret, printBody: *printBody, asJSON: c.json, forwardTo: *forwardTo,
+	l := &listener{out: e.stdout, secret: sub.Secret, scheme: sub.SignatureScheme, printBody: *printBody, asJSON: c.json, forwardTo: *forwardTo,
 		attempts: map[string]int{}}
 	if *forwardTo != "" {
 		l.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -235,6 +241,7 @@ func receiverAnswers(target string) bool {
 type listener struct {
 	out       io.Writer
 	secret    string
+	scheme    string
 	printBody bool
 	asJSON    bool
 	forwardTo string
@@ -272,7 +279,7 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := received{Time: time.Now().Format(time.RFC3339)}
-	if err := webhookverify.Verify(r.Header, body, []string{l.secret}, time.Now(), webhookverify.Options{}); err != nil {
+	if err := l.verify(r.Header, body); err != nil {
 		rec.DeliveryID, rec.Invalid, rec.Answered = r.Header.Get(webhookverify.HeaderDeliveryID), err.Error(), http.StatusBadRequest
 		l.print(rec)
 		http.Error(w, "the signature does not verify", http.StatusBadRequest)
@@ -302,6 +309,16 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	l.print(rec)
 	w.WriteHeader(rec.Answered)
+}
+
+// verify checks a delivery in the listener's scheme: under
+// standard-webhooks by those headers alone, as that specification's
+// libraries do, whatever else it carries.
+func (l *listener) verify(h http.Header, body []byte) error {
+	if l.scheme == domain.SchemeStandardWebhooks {
+		return webhookverify.VerifyStandard(h, body, []string{l.secret}, time.Now(), webhookverify.Options{})
+	}
+	return webhookverify.Verify(h, body, []string{l.secret}, time.Now(), webhookverify.Options{})
 }
 
 // attempt counts the deliveries of this id received so far; every attempt
@@ -403,15 +420,16 @@ func (l *listener) started(sub domain.Webhook, stale []domain.Webhook) {
 			staleIDs[i] = w.ID
 		}
 		b, _ := json.Marshal(map[string]any{"listening": true, "webhook_id": sub.ID, "account_id": sub.AccountID,
-			"name": sub.Name, "events": sub.Events, "target_url": sub.TargetURL, "forward_to": l.forwardTo, "removed_stale": staleIDs})
+			"name": sub.Name, "events": sub.Events, "target_url": sub.TargetURL, "signature_scheme": sub.SignatureScheme,
+			"forward_to": l.forwardTo, "removed_stale": staleIDs})
 		fmt.Fprintf(l.out, "%s\n", b)
 		return
 	}
 	for _, w := range stale {
 		fmt.Fprintf(l.out, "Removed %s (%s): its receiver %s no longer answers.\n", w.ID, w.Name, w.TargetURL)
 	}
-	fmt.Fprintf(l.out, "Listening for %s on subscription %s (account %s) at %s; deliveries from a running pds serve on this database and machine.",
-		strings.Join(sub.Events, ", "), sub.ID, sub.AccountID, sub.TargetURL)
+	fmt.Fprintf(l.out, "Listening for %s on subscription %s (account %s, signed by %s) at %s; deliveries from a running pds serve on this database and machine.",
+		strings.Join(sub.Events, ", "), sub.ID, sub.AccountID, sub.SignatureScheme, sub.TargetURL)
 	if l.forwardTo != "" {
 		fmt.Fprintf(l.out, " Forwarding to %s.", l.forwardTo)
 	}

@@ -33,7 +33,7 @@ type runningListen struct {
 	url    string // its receiver
 }
 
-var listeningLine = regexp.MustCompile(`Listening for .* on subscription (wh_\w+) \(account acc_\w+\) at (http://127\.0\.0\.1:\d+/);`)
+var listeningLine = regexp.MustCompile(`Listening for .* on subscription (wh_\w+) \(account acc_\w+, signed by [a-z-]+\) at (http://127\.0\.0\.1:\d+/);`)
 
 // startListen runs pds webhooks listen and waits for its first line.
 func startListen(t *testing.T, args ...string) *runningListen {
@@ -197,14 +197,17 @@ func testWebhooksListen(t *testing.T, db string) {
 		}
 		forward := startListen(t, "--account", acc, "--database", db, "--events", "person.created", "--forward-to", fwd.URL+"/hook")
 		asJSON := startListen(t, "--account", acc, "--database", db, "--events", "person.updated", "--json", "--print-body")
+		standard := startListen(t, "--account", acc, "--database", db, "--events", "person.created", "--signature-scheme", "standard-webhooks")
 		code, list := call("GET", "/webhooks", nil)
-		ids := map[string]string{}
+		ids, schemes := map[string]string{}, map[string]string{}
 		for _, it := range list["items"].([]any) {
 			w := it.(map[string]any)
 			ids[w["id"].(string)] = w["target_url"].(string)
+			schemes[w["id"].(string)] = w["signature_scheme"].(string)
 		}
-		if code != 200 || len(ids) != 3 || ids[plain.id] != plain.url || ids[forward.id] != forward.url || ids[asJSON.id] != asJSON.url {
-			t.Fatalf("GET /webhooks: %d %v; want the three listeners", code, list)
+		if code != 200 || len(ids) != 4 || ids[plain.id] != plain.url || ids[forward.id] != forward.url || ids[asJSON.id] != asJSON.url ||
+			ids[standard.id] != standard.url || schemes[standard.id] != "standard-webhooks" || schemes[plain.id] != "pds" {
+			t.Fatalf("GET /webhooks: %d %v; want the four listeners", code, list)
 		}
 
 		code, person := call("POST", "/persons", map[string]any{"email": "ada@x.test"})
@@ -213,6 +216,8 @@ func testWebhooksListen(t *testing.T, db string) {
 			t.Fatalf("POST /persons: %d %v", code, person)
 		}
 		line := waitLine(t, plain.out, regexp.MustCompile(`(?m)^\S+  person\.created  `+pid+`  delivery ([0-9a-f]{32})  attempt 1$`))
+		// Verified by its Standard Webhooks headers.
+		waitLine(t, standard.out, regexp.MustCompile(`(?m)^\S+  person\.created  `+pid+`  delivery ([0-9a-f]{32})  attempt 1$`))
 		first := waitLine(t, forward.out, regexp.MustCompile(`(?m)^\S+  person\.created  `+pid+`  delivery ([0-9a-f]{32})  attempt 1  -> 503 Service Unavailable$`))
 		// The 503 is pds's answer too, so pds retries (200 ms later).
 		second := waitLine(t, forward.out, regexp.MustCompile(`(?m)^\S+  person\.created  `+pid+`  delivery ([0-9a-f]{32})  attempt 2  -> 204 No Content$`))
@@ -288,6 +293,30 @@ func testWebhooksListen(t *testing.T, db string) {
 		}
 		waitLine(t, plain.out, regexp.MustCompile(`INVALID SIGNATURE \(Service-Delivery-Id 0123\): webhookverify: .*; answered 400`))
 
+		// A Standard Webhooks listener wants those headers: a delivery
+		// signed with its secret the pds way only is refused.
+		st, err = openStore(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := st.GetWebhook(context.Background(), acc, standard.id)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := []byte(`{"id":"0123","event":"person.created"}`)
+		pdsOnly, _ := http.NewRequest("POST", standard.url, bytes.NewReader(body))
+		webhook.SetHeaders(pdsOnly.Header, domain.Delivery{ID: "0123", WebhookID: sub.ID, Event: "person.created", Body: body}, sub.Secret, time.Now())
+		if res, err = http.DefaultClient.Do(pdsOnly); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 400 {
+			t.Fatalf("a Standard Webhooks listener answered %d to a delivery signed the pds way only", res.StatusCode)
+		}
+		waitLine(t, standard.out, regexp.MustCompile(`INVALID SIGNATURE \(Service-Delivery-Id 0123\): webhookverify: .*webhook-id; answered 400`))
+		standard.stop(t)
+
 		// Ctrl-C removes each listener's subscription, and only its own.
 		plain.stop(t)
 		if !strings.Contains(plain.out.String(), "Stopped; removed subscription "+plain.id) {
@@ -323,6 +352,7 @@ func TestWebhooksListenRefusals(t *testing.T) {
 		{[]string{"--account", "acc_x", "--events", ""}, `"" is not an event`},
 		{[]string{"--account", "acc_x", "--forward-to", "localhost:3000"}, `--forward-to (PDS_FORWARD_TO) "localhost:3000": not an absolute http or https URL; e.g. --forward-to http://localhost:3000/hook`},
 		{[]string{"--account", "acc_x", "--port", "70000"}, `--port (PDS_PORT) "70000": not a port`},
+		{[]string{"--account", "acc_x", "--signature-scheme", "svix"}, `--signature-scheme (PDS_SIGNATURE_SCHEME) "svix": not pds or standard-webhooks; e.g. --signature-scheme standard-webhooks`},
 		{[]string{"--account", "acc_x", "extra"}, `unexpected argument "extra"`},
 	} {
 		out, err := pds(t, append([]string{"webhooks", "listen", "--database", db}, c.args...)...)
