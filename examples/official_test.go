@@ -2,18 +2,14 @@ package examples
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/pds-dev/pds/internal/testenv"
 	"github.com/pds-dev/pds/pkg/webhookverify"
 )
 
@@ -100,41 +96,11 @@ func TestOfficialLibrariesVerifyStandardDeliveries(t *testing.T) {
 	})
 
 	t.Run("npm", func(t *testing.T) {
-		dir := filepath.Join("..", ".ci", "standardwebhooks")
-		if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s/node_modules is missing, and CI must check the official libraries (npm ci --prefix %s): %v", dir, dir, err)
-			}
-			t.Skipf("%s/node_modules is missing: npm ci --prefix %s to check the official npm libraries (under CI this fails)", dir, dir)
-		}
-		if _, err := exec.LookPath("node"); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("node is not on PATH, and CI must check the official libraries: %v", err)
-			}
-			t.Skipf("node is not on PATH (under CI this fails)")
-		}
 		vectors := make([]vector, len(cases))
 		for i, c := range cases {
 			vectors[i] = c.vector
 		}
-		in, err := json.Marshal(vectors)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "verify.mjs"))
-		cmd.Stdin = bytes.NewReader(in)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("node verify.mjs: %v\n%s", err, stderr.String())
-		}
-		var results []struct{ Name, Standardwebhooks, Svix string }
-		if err := json.Unmarshal(out, &results); err != nil {
-			t.Fatalf("verify.mjs printed what is not the expected JSON: %v\n%s", err, out)
-		}
+		results := testenv.OfficialVerifiers(t, vectors)
 		if len(results) != len(cases) {
 			t.Fatalf("%d results for %d cases", len(results), len(cases))
 		}

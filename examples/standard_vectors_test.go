@@ -6,11 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/webhook"
 	"github.com/pds-dev/pds/pkg/webhookverify"
 )
 
@@ -27,13 +28,9 @@ const (
 func standardDelivered(t *testing.T, id string, body []byte, secrets []string, at time.Time) http.Header {
 	t.Helper()
 	h := delivered(t, body, secrets[0], at)
-	sig, err := webhookverify.SignStandard(secrets, id, at, body)
-	if err != nil {
+	if err := webhook.SetStandardHeaders(h, domain.Delivery{ID: id, Body: body}, secrets, at); err != nil {
 		t.Fatal(err)
 	}
-	h.Set(webhookverify.HeaderStandardID, id)
-	h.Set(webhookverify.HeaderStandardTimestamp, strconv.FormatInt(at.Unix(), 10))
-	h.Set(webhookverify.HeaderStandardSignature, sig)
 	return h
 }
 
