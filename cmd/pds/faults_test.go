@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -141,8 +142,10 @@ func (r *faultRig) checkNothingLeft(goroutines, fds []float64) {
 	for {
 		g, f := r.quiet()
 		var over []string
+		var holders []int
 		for i := range r.servers {
 			if g[i] > goroutines[i]+8 || f[i] > fds[i]+4 {
+				holders = append(holders, i)
 				over = append(over, fmt.Sprintf("instance %d: %v goroutines and %v descriptors (besides database connections), %v and %v before the faults",
 					i, g[i], f[i], goroutines[i], fds[i]))
 			}
@@ -152,10 +155,26 @@ func (r *faultRig) checkNothingLeft(goroutines, fds []float64) {
 			return
 		}
 		if time.Now().After(deadline) {
-			r.t.Errorf("left behind after the faults:\n%s", strings.Join(over, "\n"))
+			r.t.Errorf("left behind after the faults:\n%s\nwhat holds them:\n%s", strings.Join(over, "\n"), r.stacks(holders))
 			return
 		}
 	}
+}
+
+// stacks ends the instances with SIGQUIT, whose runtime then writes every
+// goroutine's stack to the log, and returns what they wrote.
+func (r *faultRig) stacks(instances []int) string {
+	var b strings.Builder
+	for _, i := range instances {
+		srv := r.servers[i]
+		before := len(srv.logs.String())
+		proc := srv.cur.Load()
+		_ = proc.cmd.Process.Signal(syscall.SIGQUIT)
+		_ = proc.cmd.Wait()
+		time.Sleep(100 * time.Millisecond) // the log reader's last lines
+		fmt.Fprintf(&b, "instance %d:\n%s\n", i, srv.logs.String()[before:])
+	}
+	return b.String()
 }
 
 // faultReport is what the clients got during one fault.
