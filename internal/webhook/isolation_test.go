@@ -63,12 +63,7 @@ func TestASlowAndABlackHoledReceiverDelayOnlyTheirOwnSubscriptions(t *testing.T)
 			}
 			return http.StatusNoContent
 		})
-		healthy.Respond(func(n int, _ *http.Request) int {
-			if n == 1 {
-				return http.StatusServiceUnavailable // retried 5 s later
-			}
-			return http.StatusNoContent
-		})
+		healthy.FirstThen(http.StatusServiceUnavailable, http.StatusNoContent) // retried 5 s later
 		s := webhooktest.Settings(healthy, slow)
 		s.Timeout = time.Minute // the slow and silent attempts last the whole test
 		s.Concurrency = 6

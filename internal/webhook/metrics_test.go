@@ -17,12 +17,7 @@ func TestMetricsFollowThePipeline(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
-		rc.Respond(func(n int, _ *http.Request) int {
-			if n == 1 {
-				return http.StatusServiceUnavailable
-			}
-			return http.StatusOK
-		})
+		rc.FirstThen(http.StatusServiceUnavailable, http.StatusOK)
 		r := start(t, eng, webhooktest.Settings(rc))
 		m := metrics.New()
 		m.WatchBacklog(r.st, r.clock)

@@ -52,12 +52,7 @@ func TestStandardWebhooksScheme(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
-		rc.Respond(func(n int, _ *http.Request) int {
-			if n == 1 {
-				return http.StatusServiceUnavailable
-			}
-			return http.StatusOK
-		})
+		rc.FirstThen(http.StatusServiceUnavailable, http.StatusOK)
 		s := webhooktest.Settings(rc)
 		r := start(t, eng, s)
 		sub := r.subscribe(r.acc, rc.URL, "person.created")

@@ -384,12 +384,7 @@ func TestGoneRetiresTheSubscriptionAtOnce(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
-		rc.Respond(func(n int, _ *http.Request) int {
-			if n == 1 {
-				return http.StatusServiceUnavailable
-			}
-			return http.StatusGone
-		})
+		rc.FirstThen(http.StatusServiceUnavailable, http.StatusGone)
 		r := start(t, eng, webhooktest.Settings(rc))
 		sub := r.subscribe(r.acc, rc.URL, "person.created")
 		r.touch(r.acc, "p1")
@@ -459,12 +454,7 @@ func TestRotationKeepsInFlightDeliveriesOnThePreviousSecret(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
-		rc.Respond(func(n int, _ *http.Request) int {
-			if n == 1 {
-				return http.StatusServiceUnavailable
-			}
-			return http.StatusOK
-		})
+		rc.FirstThen(http.StatusServiceUnavailable, http.StatusOK)
 		r := start(t, eng, webhooktest.Settings(rc))
 		sub := r.subscribe(r.acc, rc.URL, "person.created")
 		before := r.touch(r.acc, "before")
@@ -626,12 +616,7 @@ func TestRestartDeliversWhatWasCommitted(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
-		rc.Respond(func(n int, _ *http.Request) int {
-			if n == 1 {
-				return http.StatusInternalServerError
-			}
-			return http.StatusOK
-		})
+		rc.FirstThen(http.StatusInternalServerError, http.StatusOK)
 		db := eng.NewDatabase(t)
 		clk := clock.NewFake(t0)
 		first := newRig(t, eng.Open(t, db), clk, webhooktest.Settings(rc))

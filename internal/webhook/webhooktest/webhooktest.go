@@ -110,6 +110,17 @@ func (rc *Receiver) Always(status int) {
 	rc.Respond(func(int, *http.Request) int { return status })
 }
 
+// FirstThen answers the first request with first and every later one with
+// rest: a receiver that fails once, as the retry tests need.
+func (rc *Receiver) FirstThen(first, rest int) {
+	rc.Respond(func(n int, _ *http.Request) int {
+		if n == 1 {
+			return first
+		}
+		return rest
+	})
+}
+
 // Requests returns what the receiver got so far.
 func (rc *Receiver) Requests() []Request {
 	rc.mu.Lock()
