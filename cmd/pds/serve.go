@@ -20,6 +20,7 @@ import (
 	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/webhook"
 )
@@ -61,9 +62,9 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	cfg := &serveConfig{}
 	fs.StringVar(&cfg.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base of 0_person_url and links (default: http://, or https:// with --tls-cert, the host of --addr or localhost, and the port bound)")
-	fs.IntVar(&cfg.rateLimit, "rate-limit", 600, "default requests per key per minute")
-	fs.IntVar(&cfg.customFieldLimit, "custom-field-limit", 100, "live custom fields per account")
-	fs.DurationVar(&cfg.webhookWindow, "webhook-window", 5*time.Minute, "coalescing window (Go duration)")
+	fs.IntVar(&cfg.rateLimit, "rate-limit", serving.DefaultRateLimit, "default requests per key per minute")
+	fs.IntVar(&cfg.customFieldLimit, "custom-field-limit", serving.DefaultCustomFieldLimit, "live custom fields per account")
+	fs.DurationVar(&cfg.webhookWindow, "webhook-window", serving.DefaultWebhookWindow, "coalescing window (Go duration)")
 	fs.StringVar(&cfg.webhookSchedule, "webhook-retry-schedule", "0s,5s,5m,30m,2h,5h,10h,14h,20h,24h", "delay before each delivery attempt")
 	fs.DurationVar(&cfg.webhookTimeout, "webhook-timeout", 15*time.Second, "one delivery attempt, in all")
 	fs.DurationVar(&cfg.webhookDisable, "webhook-disable-after", 120*time.Hour, "failure streak that deactivates a subscription")
@@ -80,7 +81,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 		"how long stopping may take, from the signal: the drain, then requests and webhook attempts in flight finish")
 	fs.DurationVar(&cfg.shutdownDrain, "shutdown-drain", 5*time.Second,
 		"on SIGTERM, how long to keep accepting requests while /readyz says 503, so a load balancer notices (not on Ctrl-C)")
-	fs.DurationVar(&cfg.databaseTimeout, "database-timeout", httpapi.DefaultDatabaseTimeout,
+	fs.DurationVar(&cfg.databaseTimeout, "database-timeout", serving.DefaultDatabaseTimeout,
 		"how long one request's database work may take before it is refused with 503 (an export: each of its reads)")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM); needs --tls-key")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
@@ -143,7 +144,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		return err
 	}
 
-	apiCfg := httpapi.Config{
+	shared := serving.Settings{
 		PublicURL:        cfg.publicURL,
 		RateLimit:        cfg.rateLimit,
 		CustomFieldLimit: cfg.customFieldLimit,
@@ -152,6 +153,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		DatabaseTimeout:  cfg.databaseTimeout,
 		Outages:          outages,
 	}
+	apiCfg := httpapi.Config{Settings: shared}
 	var observer webhook.Observer
 	if metricsLn != nil {
 		m := metrics.New()
@@ -168,10 +170,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		log.Info("serving metrics", "addr", metricsLn.Addr().String(), "path", "/metrics")
 	}
 	limiter := ratelimit.For(st)
-	apiCfg.Console = console.New(console.Config{
-		PublicURL: cfg.publicURL, RateLimit: cfg.rateLimit, CustomFieldLimit: cfg.customFieldLimit,
-		WebhookWindow: cfg.webhookWindow, Webhook: hooks, DatabaseTimeout: cfg.databaseTimeout, Outages: outages,
-	}, st, clk, limiter, log).Handler()
+	apiCfg.Console = console.New(console.Config{Settings: shared}, st, clk, limiter, log).Handler()
 	srv := httpapi.New(apiCfg, st, clk, limiter, log)
 
 	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log, observer, outages)

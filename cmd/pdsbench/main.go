@@ -39,6 +39,7 @@ import (
 	"github.com/pds-dev/pds/internal/httpapi"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/sqlite"
@@ -283,8 +284,9 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 	}
 	defer st.Close()
 	lim, log := ratelimit.For(st), slog.New(slog.DiscardHandler)
-	cons := console.New(console.Config{PublicURL: "http://127.0.0.1"}, st, clock.System{}, lim, log)
-	base, stopServer, err := serve(httpapi.New(httpapi.Config{PublicURL: "http://127.0.0.1", Console: cons.Handler()}, st,
+	shared := serving.Settings{PublicURL: "http://127.0.0.1"}
+	cons := console.New(console.Config{Settings: shared}, st, clock.System{}, lim, log)
+	base, stopServer, err := serve(httpapi.New(httpapi.Config{Settings: shared, Console: cons.Handler()}, st,
 		clock.System{}, lim, log).Handler())
 	if err != nil {
 		return nil, nil, err

@@ -13,36 +13,19 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/clock"
-	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
-	"github.com/pds-dev/pds/internal/webhook"
 )
 
 // Prefix is where the console is served.
 const Prefix = "/console"
 
-// Config holds what the console shares with the API's settings.
+// Config holds the settings the console shares with the API, and its own.
 type Config struct {
-	// PublicURL is the server's base URL (0_person_url and links).
-	PublicURL string
-	// RateLimit is the default requests per key per minute; a console page
-	// or action counts as one request of its key.
-	RateLimit int
-	// CustomFieldLimit is the number of live custom fields an account may
-	// hold.
-	CustomFieldLimit int
-	// WebhookWindow is the coalescing window of person changes.
-	WebhookWindow time.Duration
-	// Webhook holds the settings that checking targets and rotating secrets
-	// need.
-	Webhook webhook.Settings
-	// DatabaseTimeout bounds one page's database work, as the API's.
-	DatabaseTimeout time.Duration
+	serving.Settings
 	// SessionTTL is how long a sign-in lasts (default 8 hours).
 	SessionTTL time.Duration
-	// Outages hears of pages refused for a database that cannot serve.
-	Outages *outage.Log
 }
 
 // Server serves the console.
@@ -59,22 +42,10 @@ type Server struct {
 // New builds the console over the same store, clock and limiter as the
 // API; cfg takes the API's settings.
 func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log *slog.Logger) *Server {
-	if cfg.RateLimit <= 0 {
-		cfg.RateLimit = 600
-	}
-	if cfg.CustomFieldLimit <= 0 {
-		cfg.CustomFieldLimit = 100
-	}
-	if cfg.WebhookWindow <= 0 {
-		cfg.WebhookWindow = 5 * time.Minute
-	}
-	if cfg.DatabaseTimeout <= 0 {
-		cfg.DatabaseTimeout = 4 * time.Second
-	}
+	cfg.Settings = cfg.Settings.WithDefaults()
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 8 * time.Hour
 	}
-	cfg.Webhook = cfg.Webhook.WithDefaults()
 	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux(), pages: mustParsePages()}
 	s.routes()
 	return s

@@ -19,6 +19,7 @@ import (
 	"github.com/pds-dev/pds/internal/httpapi"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
 	"github.com/pds-dev/pds/internal/webhook"
@@ -47,9 +48,9 @@ func newEnvWith(t *testing.T, eng testenv.Engine, hooks webhook.Settings) *env {
 	clk := clock.NewFake(start)
 	lim := ratelimit.NewMemory()
 	log := slog.New(slog.DiscardHandler)
-	cons := console.New(console.Config{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute}, st, clk, lim, log)
-	api := httpapi.New(httpapi.Config{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute,
-		Console: cons.Handler()}, st, clk, lim, log)
+	shared := serving.Settings{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute}
+	cons := console.New(console.Config{Settings: shared}, st, clk, lim, log)
+	api := httpapi.New(httpapi.Config{Settings: shared, Console: cons.Handler()}, st, clk, lim, log)
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(hs.Close)
 	return &env{t: t, st: st, clock: clk, url: hs.URL, hooks: hooks}

@@ -15,6 +15,7 @@ import (
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
@@ -27,7 +28,7 @@ func benchServer(b *testing.B, eng testenv.Engine) (*Server, string) {
 	st := eng.NewStore(b)
 	key := mintKeyB(b, st)
 	lim := ratelimit.For(st)
-	return New(Config{RateLimit: 1 << 30}, st, clock.NewFake(start), lim, slog.New(slog.NewJSONHandler(io.Discard, nil))), key
+	return New(Config{Settings: serving.Settings{RateLimit: 1 << 30}}, st, clock.NewFake(start), lim, slog.New(slog.NewJSONHandler(io.Discard, nil))), key
 }
 
 // BenchmarkAuthenticatedRequest measures the fixed cost every call pays:

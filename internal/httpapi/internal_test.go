@@ -18,6 +18,7 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
 )
@@ -37,7 +38,7 @@ func newTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim ratelimit.
 
 func newLoggingTestServer(t *testing.T, st store.Store, clk *clock.Fake, lim ratelimit.Limiter, logTo io.Writer) *testServer {
 	t.Helper()
-	s := New(Config{PublicURL: "https://pds.test"}, st, clk, lim, slog.New(slog.NewJSONHandler(logTo, nil)))
+	s := New(Config{Settings: serving.Settings{PublicURL: "https://pds.test"}}, st, clk, lim, slog.New(slog.NewJSONHandler(logTo, nil)))
 	s.handle("POST /test/echo", domain.ScopeTagsWrite, func(w http.ResponseWriter, r *http.Request) error {
 		var body struct {
 			Name  string   `json:"name"`

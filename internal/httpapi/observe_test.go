@@ -17,6 +17,7 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/metrics"
 	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
@@ -38,7 +39,7 @@ func TestAClientThatGoesAwayIsNotAServerError(t *testing.T) {
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
 	lines := make(lineWriter, 16)
-	s := New(Config{PublicURL: "https://pds.test"}, st, clock.NewFake(start), ratelimit.NewMemory(), slog.New(slog.NewJSONHandler(lines, nil)))
+	s := New(Config{Settings: serving.Settings{PublicURL: "https://pds.test"}}, st, clock.NewFake(start), ratelimit.NewMemory(), slog.New(slog.NewJSONHandler(lines, nil)))
 	entered := make(chan struct{})
 	s.handle("GET /test/wait", domain.ScopeTagsRead, func(w http.ResponseWriter, r *http.Request) error {
 		close(entered)
@@ -89,7 +90,7 @@ func TestRequestMetricsByRoutePattern(t *testing.T) {
 	one := 1
 	key := mintKey(t, st, start, &one)
 	m := metrics.New()
-	s := New(Config{PublicURL: "https://pds.test", Metrics: m}, st, clock.NewFake(start), ratelimit.NewMemory(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(Config{Settings: serving.Settings{PublicURL: "https://pds.test"}, Metrics: m}, st, clock.NewFake(start), ratelimit.NewMemory(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	for _, want := range []int{404, 429} {

@@ -11,44 +11,22 @@ import (
 
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
-	"github.com/pds-dev/pds/internal/webhook"
 )
 
-// Config holds the server settings the handlers need.
+// Config holds the server settings the handlers need: those it shares
+// with the console, and its own.
 type Config struct {
-	// PublicURL is the base of links such as 0_person_url, without a trailing slash.
-	PublicURL string
-	// RateLimit is the default number of requests per key per minute.
-	RateLimit int
-	// CustomFieldLimit is the number of live custom fields an account may hold.
-	CustomFieldLimit int
-	// WebhookWindow is how long a burst of changes to one person stays open
-	// after its latest change before it is delivered.
-	WebhookWindow time.Duration
-	// Webhook holds the settings that checking targets and rotating secrets
-	// need (private targets, resolver, retry schedule).
-	Webhook webhook.Settings
+	serving.Settings
 	// Metrics, when set, counts requests and rate-limit refusals.
 	Metrics RequestMetrics
-	// DatabaseTimeout bounds the database work of one request (a streamed
-	// export's: of each statement); past it the request is refused with a
-	// 503. Zero is DefaultDatabaseTimeout.
-	DatabaseTimeout time.Duration
-	// Outages, when set, hears of every request refused because the
-	// database could not serve it, and of every request served.
-	Outages *outage.Log
 	// Console, when set, serves every path under /console/ (the browser
 	// console, internal/console), behind the same request ids, logs,
 	// metrics and drain as the API.
 	Console http.Handler
 }
-
-// DefaultDatabaseTimeout leaves a request refused for a frozen database
-// time to be answered within 5 s.
-const DefaultDatabaseTimeout = 4 * time.Second
 
 // RequestMetrics hears of every answered request (route is the ServeMux
 // pattern, "unmatched" for none), of every 429 for a spent budget and of
@@ -86,19 +64,7 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.table...) }
 // New builds a server. The limiter decides whether budgets are per process
 // (SQLite) or shared through the database (PostgreSQL).
 func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log *slog.Logger) *Server {
-	if cfg.RateLimit <= 0 {
-		cfg.RateLimit = 600
-	}
-	if cfg.CustomFieldLimit <= 0 {
-		cfg.CustomFieldLimit = 100
-	}
-	if cfg.WebhookWindow <= 0 {
-		cfg.WebhookWindow = 5 * time.Minute
-	}
-	if cfg.DatabaseTimeout <= 0 {
-		cfg.DatabaseTimeout = DefaultDatabaseTimeout
-	}
-	cfg.Webhook = cfg.Webhook.WithDefaults()
+	cfg.Settings = cfg.Settings.WithDefaults()
 	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux()}
 	s.routes()
 	return s

@@ -16,6 +16,7 @@ import (
 	"github.com/pds-dev/pds/internal/metrics"
 	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
@@ -61,7 +62,8 @@ func TestDatabaseTooSlowIsRefusedPlainly(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	clk := clock.NewFake(start)
 	m := metrics.New()
-	s := New(Config{PublicURL: "https://pds.test", Metrics: m, DatabaseTimeout: 50 * time.Millisecond, Outages: outage.New(log, clk)},
+	shared := serving.Settings{PublicURL: "https://pds.test", DatabaseTimeout: 50 * time.Millisecond, Outages: outage.New(log, clk)}
+	s := New(Config{Settings: shared, Metrics: m},
 		st, clk, ratelimit.NewMemory(), log)
 	// A handler whose database work hangs until the request's deadline,
 	// as on a frozen database, and fails as the drivers then fail.
@@ -119,7 +121,7 @@ func TestDrainTurnsReadinessAndClosesConnections(t *testing.T) {
 	t.Parallel()
 	st := testenv.SQLite.NewStore(t)
 	key := mintKey(t, st, start, nil)
-	s := New(Config{PublicURL: "https://pds.test"}, st, clock.NewFake(start), ratelimit.NewMemory(), slog.New(slog.DiscardHandler))
+	s := New(Config{Settings: serving.Settings{PublicURL: "https://pds.test"}}, st, clock.NewFake(start), ratelimit.NewMemory(), slog.New(slog.DiscardHandler))
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	if r := call(t, hs.URL, "GET", "/readyz", "", "", ""); r.status != 200 {

@@ -18,6 +18,7 @@ import (
 	"github.com/pds-dev/pds/internal/httpapi"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
 )
@@ -52,7 +53,7 @@ func WithClock(c *clock.Fake) Option { return func(o *options) { o.clock = c } }
 
 // DefaultConfig is the configuration tests run with unless told otherwise.
 func DefaultConfig() httpapi.Config {
-	return httpapi.Config{PublicURL: "https://pds.test", RateLimit: 600, CustomFieldLimit: 100}
+	return httpapi.Config{Settings: serving.Settings{PublicURL: "https://pds.test", RateLimit: 600, CustomFieldLimit: 100}}
 }
 
 // New starts a server on a fresh database of engine e.
