@@ -210,15 +210,25 @@ func CheckSecrets(secrets []string) error {
 // Every secret pds issues is one. Verify and VerifyStandard refuse a
 // Standard delivery, with ErrNoSecret, under secrets that fail this check.
 func CheckStandardSecrets(secrets []string) error {
+	_, err := standardKeys(secrets)
+	return err
+}
+
+// standardKeys checks secrets as CheckStandardSecrets does and returns
+// their keys, each decoded once.
+func standardKeys(secrets []string) ([][]byte, error) {
 	if err := CheckSecrets(secrets); err != nil {
-		return err
+		return nil, err
 	}
+	keys := make([][]byte, len(secrets))
 	for i, s := range secrets {
-		if _, ok := standardKey(s); !ok {
-			return fmt.Errorf("%w: secret %d of %d is not %q and the base64 of a key, as a Standard Webhooks secret is", ErrNoSecret, i+1, len(secrets), SecretPrefix)
+		key, ok := standardKey(s)
+		if !ok {
+			return nil, fmt.Errorf("%w: secret %d of %d is not %q and the base64 of a key, as a Standard Webhooks secret is", ErrNoSecret, i+1, len(secrets), SecretPrefix)
 		}
+		keys[i] = key
 	}
-	return nil
+	return keys, nil
 }
 
 // Options adjusts verification; the zero value is the default.
@@ -323,7 +333,8 @@ func VerifySignature(signature string, body []byte, secrets []string, now time.T
 // A v1 matches when it is exactly the base64 text of the signature, compared
 // in constant time, as the official libraries compare it.
 func VerifyStandard(h http.Header, body []byte, secrets []string, now time.Time, opts Options) error {
-	if err := CheckStandardSecrets(secrets); err != nil {
+	keys, err := standardKeys(secrets)
+	if err != nil {
 		return err
 	}
 	id, ts, sig := h.Get(HeaderStandardID), h.Get(HeaderStandardTimestamp), h.Get(HeaderStandardSignature)
@@ -348,8 +359,7 @@ func VerifyStandard(h http.Header, body []byte, secrets []string, now time.Time,
 	if !withinTolerance(t, now, opts) {
 		return ErrTimestamp
 	}
-	for _, secret := range secrets {
-		key, _ := standardKey(secret) // checked above
+	for _, key := range keys {
 		want := []byte(base64.StdEncoding.EncodeToString(standardMAC(key, id, t, body)))
 		for _, got := range sigs {
 			if hmac.Equal([]byte(got), want) {
@@ -375,15 +385,15 @@ func Sign(secret string, t time.Time, body []byte) string {
 // or a secret fails CheckStandardSecrets; another error says that id is not
 // what VerifyStandard accepts (1 to 4096 visible ASCII characters).
 func SignStandard(secrets []string, id string, t time.Time, body []byte) (string, error) {
-	if err := CheckStandardSecrets(secrets); err != nil {
+	keys, err := standardKeys(secrets)
+	if err != nil {
 		return "", err
 	}
 	if !validStandardID(id) {
 		return "", fmt.Errorf("webhookverify: the id %q is not 1 to %d visible ASCII characters", id, maxHeaderLength)
 	}
-	sigs := make([]string, len(secrets))
-	for i, secret := range secrets {
-		key, _ := standardKey(secret) // checked above
+	sigs := make([]string, len(keys))
+	for i, key := range keys {
 		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(standardMAC(key, id, t.Unix(), body))
 	}
 	return strings.Join(sigs, " "), nil
