@@ -205,6 +205,8 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 		b.open(e.url, "/console/persons/"+s.ada.ID)
 		b.shoot("person-phone")
+		b.open(e.url, "/console/webhooks")
+		b.shoot("webhooks-phone")
 		b.do("desktop", chromedp.EmulateViewport(1280, 900))
 
 		// Sign out.
