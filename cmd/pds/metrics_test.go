@@ -86,6 +86,9 @@ func TestServeMetricsAddr(t *testing.T) {
 		`pds_webhook_oldest_due_seconds 0`,
 		`pds_db_pool_open_connections{pool="write"}`,
 		`pds_webhook_attempts_total{outcome="succeeded"} 0`,
+		`pds_db_retries_total{cause="deadlock"} 0`,
+		`pds_db_retries_total{cause="exhausted"} 0`,
+		`pds_http_unavailable_total{cause="database_contention"} 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(body, want) {

@@ -161,6 +161,9 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		if p, ok := st.(metrics.PoolSource); ok {
 			m.WatchPools(p)
 		}
+		if r, ok := st.(metrics.RetrySource); ok {
+			m.WatchRetries(r)
+		}
 		apiCfg.Metrics, observer = m, m
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())

@@ -17,10 +17,14 @@ const (
 	CauseTimeout Cause = "database_timeout"
 	// CauseDiskFull: the database has no room to write; reads still work.
 	CauseDiskFull Cause = "disk_full"
+	// CauseContention: the request's transaction kept colliding with
+	// concurrent writers of the same rows (deadlocks, serialization
+	// failures) and was given up after the store's bounded retries.
+	CauseContention Cause = "database_contention"
 )
 
 // Causes lists every cause, for metrics that start each at zero.
-var Causes = []Cause{CauseUnreachable, CauseTimeout, CauseDiskFull}
+var Causes = []Cause{CauseUnreachable, CauseTimeout, CauseDiskFull, CauseContention}
 
 // UnavailableError is a refusal for a fault of the database (a 503 with
 // Retry-After), never a defect. It wraps the driver's error for the log.

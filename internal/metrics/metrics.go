@@ -124,6 +124,12 @@ type PoolSource interface {
 	PoolStats() map[string]sql.DBStats
 }
 
+// RetrySource counts the transactions the store ran again after a conflict
+// with a concurrent one, by conflict, and those it gave up ("exhausted").
+type RetrySource interface {
+	Retries() map[string]uint64
+}
+
 // scrapeTimeout bounds the queries of one scrape.
 const scrapeTimeout = 5 * time.Second
 
@@ -135,6 +141,25 @@ func (m *Metrics) WatchBacklog(src BacklogSource, clk clock.Clock) {
 // WatchPools reports the database pools at every scrape.
 func (m *Metrics) WatchPools(src PoolSource) {
 	m.Registry.MustRegister(&poolCollector{src: src})
+}
+
+// WatchRetries reports the store's retried transactions at every scrape.
+func (m *Metrics) WatchRetries(src RetrySource) {
+	m.Registry.MustRegister(&retryCollector{src: src})
+}
+
+var retriesDesc = prometheus.NewDesc("pds_db_retries_total",
+	"Database transactions run again after a conflict with a concurrent one (cause: deadlock, serialization, busy), "+
+		"and those given up after the bounded runs (cause: exhausted, answered 503 database_contention).", []string{"cause"}, nil)
+
+type retryCollector struct{ src RetrySource }
+
+func (c *retryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- retriesDesc }
+
+func (c *retryCollector) Collect(ch chan<- prometheus.Metric) {
+	for cause, n := range c.src.Retries() {
+		ch <- prometheus.MustNewConstMetric(retriesDesc, prometheus.CounterValue, float64(n), cause)
+	}
 }
 
 var (

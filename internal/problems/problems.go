@@ -86,6 +86,10 @@ func Unavailable(cause domain.Cause) *Problem {
 	case domain.CauseTimeout:
 		title = "Database Timeout"
 		detail = "The database did not answer in time. Nothing was changed unless a later read shows it; retry the request shortly."
+	case domain.CauseContention:
+		title = "Database Contention"
+		detail = "Concurrent writes to the same records kept colliding, and this one was not made. Nothing was changed; retry the request."
+		retry = 1
 	case domain.CauseDiskFull:
 		title = "Database Disk Full"
 		detail = "The database has no room left to write; reads still work. Nothing was changed; retry the write later."

@@ -86,8 +86,16 @@ type Webhooks interface {
 	// CloseBursts closes many claimed bursts as CloseBurst closes each,
 	// all in one transaction: all or nothing. build is called once per
 	// burst to be delivered, with the burst's account's active
-	// subscriptions; closed reports, per burst, what CloseBurst would.
+	// subscriptions; closed reports, per burst, what CloseBurst would,
+	// but for a burst a concurrent writer holds at that moment, which it
+	// leaves (false) rather than wait for while holding the others: a
+	// CloseBurst of it waits for that writer.
 	CloseBursts(ctx context.Context, bursts []domain.Burst, build BurstBuilder) (closed []bool, err error)
+	// ActiveSubscriptions reads the active subscriptions of the accounts,
+	// by account, without locking them: what a closing burst is likely to
+	// find, read before its transaction so that the persons to render can
+	// be rendered before it.
+	ActiveSubscriptions(ctx context.Context, accounts []string) (map[string][]domain.Webhook, error)
 	// AttemptCounts reads the account's attempts counted by subscription,
 	// hour and outcome (domain.DeliveryAttempt.Outcome), for the hours at
 	// or after since's hour, ordered by subscription id, then hour. An hour

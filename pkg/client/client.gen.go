@@ -413,6 +413,7 @@ func (e PersonExtendedUpsertResult) Valid() bool {
 
 // Defines values for ProblemCause.
 const (
+	ProblemCauseDatabaseContention  ProblemCause = "database_contention"
 	ProblemCauseDatabaseTimeout     ProblemCause = "database_timeout"
 	ProblemCauseDatabaseUnreachable ProblemCause = "database_unreachable"
 	ProblemCauseDiskFull            ProblemCause = "disk_full"
@@ -421,6 +422,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemCause enum.
 func (e ProblemCause) Valid() bool {
 	switch e {
+	case ProblemCauseDatabaseContention:
+		return true
 	case ProblemCauseDatabaseTimeout:
 		return true
 	case ProblemCauseDatabaseUnreachable:

@@ -46,6 +46,13 @@ var Dialect = sqlstore.Dialect{
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	Unavailable:  unavailable,
+	Conflict:     conflict,
+	// The lock an UPDATE of a person takes anyway, taken first: it holds
+	// off every other writer of the person, not the foreign-key checks of
+	// breadcrumbs, links and values that refer to it.
+	LockPerson: " FOR NO KEY UPDATE",
+	// hashtextextended turns the key into the lock's 64-bit number.
+	AccountLock: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
 	// Any number of instances serve from one database.
 	SharedBudgets: true,
 }

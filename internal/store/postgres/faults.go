@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
 
 // unavailable names the fault behind an error of pgx when PostgreSQL cannot
@@ -47,6 +48,23 @@ func stateCause(code string) domain.Cause {
 		return domain.CauseTimeout
 	case code == "53100": // disk_full
 		return domain.CauseDiskFull
+	}
+	return ""
+}
+
+// conflict names the conflict with a concurrent transaction that failed a
+// transaction or statement, "" for anything else (sqlstore.Dialect.Conflict).
+// PostgreSQL rolls the loser back whole in both cases.
+func conflict(err error) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	switch pe.Code {
+	case "40P01": // deadlock_detected
+		return sqlstore.ConflictDeadlock
+	case "40001": // serialization_failure
+		return sqlstore.ConflictSerialization
 	}
 	return ""
 }

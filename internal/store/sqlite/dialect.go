@@ -45,4 +45,5 @@ var Dialect = sqlstore.Dialect{
 	// of its first read.
 	ReadSnapshot: nil,
 	Unavailable:  unavailable,
+	Conflict:     conflict,
 }

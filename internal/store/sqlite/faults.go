@@ -8,6 +8,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
 
 // unavailable names the fault behind an error of the SQLite driver when the
@@ -31,6 +32,18 @@ func unavailable(err error) domain.Cause {
 		return domain.CauseTimeout
 	case sqlite3.SQLITE_CANTOPEN:
 		return domain.CauseUnreachable
+	}
+	return ""
+}
+
+// conflict names the conflict that failed a transaction, "" for anything
+// else (sqlstore.Dialect.Conflict): SQLITE_BUSY, the write lock held by
+// another connection or process (a backup, an import) when the busy wait
+// gave up before the caller's deadline did.
+func conflict(err error) string {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
+		return sqlstore.ConflictBusy
 	}
 	return ""
 }

@@ -104,7 +104,7 @@ func inMillis(b domain.Breadcrumb) domain.Breadcrumb {
 // of its identifiers, which service.MatchOrCreate resolves to a person.
 func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domain.BreadcrumbInput, w store.Write) (string, change, error) {
 	if in.PersonID != nil {
-		return *in.PersonID, seenOnly, personExists(ctx, q, accountID, *in.PersonID)
+		return *in.PersonID, seenOnly, lockPerson(ctx, q, accountID, *in.PersonID)
 	}
 	ids := in.Identifiers()
 	holders, err := identifierHolders(ctx, q, accountID, ids)
@@ -113,7 +113,7 @@ func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domai
 	}
 	target := service.MatchOrCreate(ids, holders)
 	if !target.Create {
-		return target.ID, seenOnly, nil
+		return target.ID, seenOnly, lockPerson(ctx, q, accountID, target.ID)
 	}
 	id := domain.NewID(domain.PersonIDPrefix)
 	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{Identifiers: ids}, w)

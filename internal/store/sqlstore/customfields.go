@@ -37,7 +37,7 @@ func (s *Store) CreateCustomField(ctx context.Context, f domain.CustomField, lim
 		f.ID = domain.NewID(domain.CustomFieldIDPrefix)
 	}
 	err := s.inTx(ctx, func(q querier) error {
-		if err := s.lockAccount(ctx, q, f.AccountID); err != nil {
+		if err := s.lockAccount(ctx, q, f.AccountID, "custom_fields"); err != nil {
 			return err
 		}
 		if err := checkKeyFree(ctx, q, f); err != nil {

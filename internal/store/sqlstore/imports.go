@@ -12,14 +12,23 @@ import (
 )
 
 // lockAccount serialises the writes of one account that check a count or a
-// uniqueness before inserting. PostgreSQL locks the account row; SQLite's
-// write transactions are exclusive already.
-func (s *Store) lockAccount(ctx context.Context, q querier, accountID string) error {
+// uniqueness of a table before inserting, each table on its own (an import
+// of persons; a custom field's creation or import; an import of campaigns
+// or of projects), and reports a domain.NotFound for an account that does
+// not exist. PostgreSQL takes a transaction-level advisory lock named for
+// the account and the table, not the account row: every new person, breadcrumb and tag of the account
+// checks its foreign key against that row, and would wait for an import's
+// whole transaction. SQLite's write transactions are exclusive already.
+func (s *Store) lockAccount(ctx context.Context, q querier, accountID, table string) error {
 	var id string
-	err := q.queryRow(ctx, `SELECT id FROM accounts WHERE id = $1`+s.dialect.LockRows, accountID).Scan(&id)
+	err := q.queryRow(ctx, `SELECT id FROM accounts WHERE id = $1`, accountID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.NotFound("account", accountID)
 	}
+	if err != nil || s.dialect.AccountLock == "" {
+		return err
+	}
+	_, err = q.exec(ctx, s.dialect.AccountLock, "pds "+table+" of "+accountID)
 	return err
 }
 
@@ -41,7 +50,7 @@ func (s *Store) importAll(ctx context.Context, table, idPrefix, accountID string
 	// The command line, not a request, runs imports; its clock is the wall clock.
 	now := time.Now().UTC()
 	err := s.inTx(ctx, func(q querier) error {
-		if err := s.lockAccount(ctx, q, accountID); err != nil {
+		if err := s.lockAccount(ctx, q, accountID, table); err != nil {
 			return err
 		}
 		for i := range n {

@@ -65,7 +65,7 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 		if build == nil {
 			return nil
 		}
-		active, err := activeSubscriptions(ctx, q, []string{b.AccountID})
+		active, err := activeSubscriptions(ctx, q, []string{b.AccountID}, q.s.dialect.ShareRows)
 		if err != nil {
 			return err
 		}
@@ -87,8 +87,10 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 }
 
 // CloseBursts closes many claimed bursts in one transaction, each as
-// CloseBurst does. The bursts are locked in person order, then the
-// subscriptions of their accounts in id order (FOR SHARE, as CloseBurst).
+// CloseBurst does, but for a burst whose row a writer holds, which it
+// passes over (closed false) rather than wait for (see lockBursts). The
+// bursts are locked in person order, then the subscriptions of their
+// accounts in id order (FOR SHARE, as CloseBurst).
 func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) ([]bool, error) {
 	order := make([]int, len(bursts))
 	for i := range order {
@@ -101,7 +103,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 		for k, i := range order {
 			sorted[k] = bursts[i]
 		}
-		settled, err := settleBursts(ctx, q, sorted)
+		settled, err := settleBursts(ctx, q, sorted, q.s.dialect.ClaimRows)
 		if err != nil {
 			return err
 		}
@@ -119,7 +121,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 		if build == nil || len(deliver) == 0 {
 			return nil
 		}
-		active, err := activeSubscriptions(ctx, q, slices.Sorted(maps.Keys(accounts)))
+		active, err := activeSubscriptions(ctx, q, slices.Sorted(maps.Keys(accounts)), q.s.dialect.ShareRows)
 		if err != nil {
 			return err
 		}
@@ -150,7 +152,7 @@ func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build st
 // delete it. It reports whether the burst closed into deliveries; false
 // also when the lease ran out and another worker holds the burst.
 func settleBurst(ctx context.Context, q querier, b domain.Burst) (bool, error) {
-	ok, err := settleBursts(ctx, q, []domain.Burst{b})
+	ok, err := settleBursts(ctx, q, []domain.Burst{b}, q.s.dialect.LockRows)
 	if err != nil {
 		return false, err
 	}
@@ -161,8 +163,8 @@ func settleBurst(ctx context.Context, q querier, b domain.Burst) (bool, error) {
 // settles each, with a statement per claim's token to lock them and one
 // per chunk to delete the closed ones, not two per burst: on SQLite every
 // statement of a closing batch holds the one writer.
-func settleBursts(ctx context.Context, q querier, bs []domain.Burst) ([]bool, error) {
-	cur, err := lockBursts(ctx, q, bs)
+func settleBursts(ctx context.Context, q querier, bs []domain.Burst, lock string) ([]bool, error) {
+	cur, err := lockBursts(ctx, q, bs, lock)
 	if err != nil {
 		return nil, err
 	}
@@ -207,10 +209,15 @@ type lockedBurst struct {
 	token string
 }
 
-// lockBursts reads and locks, as lockBurst does, the outbox rows of the
-// bursts (in person order) that their claims' leases still hold, grouped by
-// lease token (one group when the bursts come from one claim).
-func lockBursts(ctx context.Context, q querier, bs []domain.Burst) (map[string]*lockedBurst, error) {
+// lockBursts reads and locks, as lock says, the outbox rows of the bursts
+// (in person order) that their claims' leases still hold, grouped by lease
+// token (one group when the bursts come from one claim). A batch's close
+// passes over the rows a writer holds (ClaimRows, SKIP LOCKED), as if
+// their leases had run out: holding many rows, it must not wait for one,
+// since a writer that holds it may wait for another of them (an import
+// holds the outbox rows of its persons until it commits). A close of one
+// burst waits for its row (LockRows), holding no other meanwhile.
+func lockBursts(ctx context.Context, q querier, bs []domain.Burst, lock string) (map[string]*lockedBurst, error) {
 	var tokens []string
 	byToken := map[string][]any{}
 	for _, b := range bs {
@@ -228,7 +235,7 @@ func lockBursts(ctx context.Context, q querier, bs []domain.Burst) (map[string]*
 				where += ` AND lease_token = ` + a.add(token)
 			}
 			rows, err := q.query(ctx, `SELECT person_id, event, opened_at, last_change_at, due_at, next_opened_at, next_due_at
-				FROM bursts WHERE `+where+` ORDER BY person_id`+q.s.dialect.LockRows, a...)
+				FROM bursts WHERE `+where+` ORDER BY person_id`+lock, a...)
 			if err != nil {
 				return nil, err
 			}
@@ -257,18 +264,24 @@ func lockBursts(ctx context.Context, q querier, bs []domain.Burst) (map[string]*
 	return out, nil
 }
 
+// ActiveSubscriptions reads the active subscriptions of the accounts, by
+// account, each account's oldest first, without a lock.
+func (s *Store) ActiveSubscriptions(ctx context.Context, accounts []string) (map[string][]domain.Webhook, error) {
+	return activeSubscriptions(ctx, s.reader(), slices.Sorted(slices.Values(accounts)), "")
+}
+
 // activeSubscriptions reads the active subscriptions of the accounts
-// (sorted), FOR SHARE in id order, and returns them by account, each
-// account's oldest first. FOR SHARE holds off a rotation until the
-// deliveries made from them exist, so the rotation sees them when it
-// decides whether the old secret is needed.
-func activeSubscriptions(ctx context.Context, q querier, accounts []string) (map[string][]domain.Webhook, error) {
+// (sorted), locked as lock says in id order, and returns them by account,
+// each account's oldest first. A close reads them FOR SHARE, which holds
+// off a rotation until the deliveries made from them exist, so the
+// rotation sees them when it decides whether the old secret is needed.
+func activeSubscriptions(ctx context.Context, q querier, accounts []string, lock string) (map[string][]domain.Webhook, error) {
 	out := map[string][]domain.Webhook{}
 	for chunk := range slices.Chunk(accounts, finishChunk) {
 		var a sqlArgs
 		where := `account_id IN (` + a.list(anySlice(chunk)...) + `) AND is_active = ` + a.add(true)
 		ws, err := queryAll(ctx, q, byValue(scanWebhook), `SELECT `+webhookColumns+` FROM webhooks WHERE `+where+
-			` ORDER BY id`+q.s.dialect.ShareRows, a...)
+			` ORDER BY id`+lock, a...)
 		if err != nil {
 			return nil, err
 		}

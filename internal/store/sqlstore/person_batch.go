@@ -36,8 +36,15 @@ func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []dom
 // savepoint when isolated is set.
 func (s *Store) upsertBatch(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write, isolated bool) ([]store.UpsertResult, error) {
 	var results []store.UpsertResult
+	ids := make([]domain.Identifiers, len(items))
+	for i, in := range items {
+		ids[i] = in.Identifiers()
+	}
 	err := s.inTxAlone(ctx, func(q querier) error {
 		results = make([]store.UpsertResult, len(items))
+		if err := lockHolders(ctx, q, accountID, ids); err != nil {
+			return err
+		}
 		return s.upsertItems(ctx, q, accountID, items, w, results, isolated)
 	})
 	return results, err

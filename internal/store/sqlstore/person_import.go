@@ -46,7 +46,7 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	err := s.inTxOnce(ctx, func(q querier) error {
 		// Two imports into one account wait for each other rather than
 		// race for the same identifiers.
-		if err := s.lockAccount(ctx, q, accountID); err != nil {
+		if err := s.lockAccount(ctx, q, accountID, "persons"); err != nil {
 			return err
 		}
 		im := &personImporter{s: s, ctx: ctx, q: q, accountID: accountID, w: w, liveTag: map[string]bool{},
@@ -151,6 +151,9 @@ func (im *personImporter) chunk() error {
 		}
 	}
 	if err := im.lookupTaken(); err != nil {
+		return err
+	}
+	if err := im.lockHeld(); err != nil {
 		return err
 	}
 	for _, rec := range im.buf {
@@ -260,6 +263,27 @@ func (im *personImporter) lookupTaken() error {
 		}
 	}
 	return nil
+}
+
+// lockHeld locks, in id order, the stored persons the chunk's lines match
+// (those holding an identifier lookupTaken found taken), before the lines
+// write any of them: the lock order (lock_order.go) within a chunk. The
+// persons the import itself created are its own until it commits.
+func (im *personImporter) lockHeld() error {
+	var held []domain.Identifiers
+	for _, rec := range im.buf {
+		ids := domain.Identifiers{ExternalID: rec.Person.ExternalID.Ptr(), Email: rec.Person.Email.Ptr(), FID: rec.Person.FID.Ptr()}
+		for kind, v := range keys(ids) {
+			if v != "" && im.taken[kind][v] {
+				held = append(held, ids)
+				break
+			}
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return lockHolders(im.ctx, im.q, im.accountID, held)
 }
 
 // lookup marks taken the values of column that persons of the account hold.

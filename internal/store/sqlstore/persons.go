@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 
@@ -115,7 +114,7 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
 	var attrs attrUpdate
 	p, _, err := s.personWrite(ctx, accountID, w, readBack, &attrs, func(q querier) (string, change, error) {
-		if err := personExists(ctx, q, accountID, id); err != nil {
+		if err := lockPerson(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
 		values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
@@ -143,7 +142,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 // AddPersonTags attaches live tags; all of them or, on an unknown id, none.
 func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs []string, w store.Write) (*domain.Person, error) {
 	p, _, err := s.personWrite(ctx, accountID, w, readBack, nil, func(q querier) (string, change, error) {
-		if err := personExists(ctx, q, accountID, id); err != nil {
+		if err := lockPerson(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
 		live, err := liveTags(ctx, q, accountID, tagIDs)
@@ -155,7 +154,7 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 			return "", 0, err
 		}
 		added := false
-		for _, t := range tags {
+		for _, t := range sortedTags(tags) {
 			res, err := q.exec(ctx, `INSERT INTO person_tags (account_id, person_id, tag_id, created_at, last_seen_at)
 				SELECT $1, $2, $3, $4, p.last_seen_at FROM persons p WHERE p.account_id = $1 AND p.id = $2
 				ON CONFLICT (person_id, tag_id) DO NOTHING`, accountID, id, t, w.Now.UnixMilli())
@@ -178,7 +177,7 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 // link is kept (a revived tag is back on its persons) and nothing changes.
 func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string, w store.Write) error {
 	_, _, err := s.personWrite(ctx, accountID, w, nil, nil, func(q querier) (string, change, error) {
-		if err := personExists(ctx, q, accountID, id); err != nil {
+		if err := lockPerson(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
 		res, err := q.exec(ctx, `DELETE FROM person_tags WHERE account_id = $1 AND person_id = $2 AND tag_id = $3
@@ -216,15 +215,6 @@ func liveTags(ctx context.Context, q querier, accountID string, ids []string) (m
 		live[id] = true
 	}
 	return live, rows.Err()
-}
-
-func personExists(ctx context.Context, q querier, accountID, id string) error {
-	var one int
-	err := q.queryRow(ctx, `SELECT 1 FROM persons WHERE account_id = $1 AND id = $2`, accountID, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return domain.NotFound("person", id)
-	}
-	return err
 }
 
 // identifierHolders finds every person holding one of the given identifiers
@@ -409,8 +399,9 @@ func createdPerson(id string, a attributes, values []service.ValueChange, w stor
 func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange) (attrs attrUpdate, didChange bool, err error) {
 	// The row lock keeps a concurrent write of another attribute from being
 	// overwritten with the value read here (SQLite's write transactions are
-	// exclusive already).
-	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id = $2`+q.s.dialect.LockRows, accountID, id))
+	// exclusive already); it is the person's lock of the lock order, taken
+	// before its values are written.
+	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id = $2`+q.s.dialect.LockPerson, accountID, id))
 	if err != nil {
 		return nil, false, err
 	}

@@ -134,6 +134,24 @@ type Dialect struct {
 	// database (PostgreSQL), so rate budgets are counted in it; SQLite's
 	// one file has one instance, which counts them in its process.
 	SharedBudgets bool
+	// Conflict names the conflict with a concurrent transaction an error
+	// of the engine's driver reports (ConflictDeadlock, ...), after which
+	// the transaction is rolled back whole and may run again; "" for any
+	// other error (see retryingConflicts).
+	Conflict func(err error) string
+	// LockPerson ends the SELECT with which a write locks a person's row
+	// before anything else it touches of the person (see lockPersons): a
+	// lock that conflicts with every other writer of the row but not with
+	// the foreign-key checks of rows that refer to it (PostgreSQL's FOR NO
+	// KEY UPDATE, which is what the UPDATE of a person takes anyway).
+	LockPerson string
+	// AccountLock, given a key naming an account and a purpose ($1), takes
+	// a lock on that key until the transaction ends (PostgreSQL's
+	// transaction-level advisory locks): the writes of one account that
+	// check a count or a uniqueness before inserting take turns on it,
+	// while every other write of the account goes on (see lockAccount).
+	// Empty where write transactions are exclusive already.
+	AccountLock string
 	// Unavailable names the fault an error of the engine's driver reports
 	// when the database cannot serve for now (unreachable, out of disk,
 	// too slow), or "" when the error is anything else (see Classify).
@@ -174,6 +192,8 @@ type Store struct {
 	creator *creator
 	// fetcher batches Get Person (PersonArrays engines).
 	fetcher *fetcher
+	// retries counts the transactions run again after a conflict.
+	retries retryCounts
 	// beforeMatchWrite, set by tests only, runs between the read matchHeld
 	// decides on and its write.
 	beforeMatchWrite func()
@@ -409,11 +429,21 @@ func (s *Store) txQuerier(ctx context.Context, db *sql.DB, tx *sql.Tx) (q querie
 // inTx runs fn in a write transaction, committing when fn returns nil. With
 // group commit the transaction is a savepoint of a transaction shared with
 // other callers; either way inTx returns nil only once fn's work has
-// committed.
+// committed. A transaction that loses to a concurrent one (a deadlock, a
+// serialization failure, a busy database) runs again from the start
+// (retryingConflicts), so fn may run more than once and must set its
+// results afresh on each run.
 func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
-	if s.gc != nil {
-		return s.gc.run(ctx, fn)
-	}
+	return s.retryingConflicts(ctx, func() error {
+		if s.gc != nil {
+			return s.gc.run(ctx, fn)
+		}
+		return s.runTx(ctx, fn)
+	})
+}
+
+// runTx runs fn once in a write transaction of its own.
+func (s *Store) runTx(ctx context.Context, fn func(q querier) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -432,21 +462,24 @@ func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 // shares one (see committer.runAlone). An error from fn rolls back all of
 // fn's work either way.
 func (s *Store) inTxAlone(ctx context.Context, fn func(q querier) error) error {
-	if s.gc != nil {
-		return s.gc.runAlone(ctx, fn)
-	}
-	return s.inTx(ctx, fn)
+	return s.retryingConflicts(ctx, func() error {
+		if s.gc != nil {
+			return s.gc.runAlone(ctx, fn)
+		}
+		return s.runTx(ctx, fn)
+	})
 }
 
 // inTxOnce is inTxAlone for a caller whose fn cannot run twice (it consumes
 // its input): with group commit it runs in a transaction shared with no
 // other caller, so that no one else's failure makes the committer run it
-// again (see committer.runOnce).
+// again (see committer.runOnce), and a conflict fails it rather than run it
+// again.
 func (s *Store) inTxOnce(ctx context.Context, fn func(q querier) error) error {
 	if s.gc != nil {
 		return s.gc.runOnce(ctx, fn)
 	}
-	return s.inTx(ctx, fn)
+	return s.runTx(ctx, fn)
 }
 
 // inReadTx runs fn in one read-only transaction, so that its statements

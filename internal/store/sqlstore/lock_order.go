@@ -1,0 +1,104 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// The lock order. On an engine whose writers run in parallel (PostgreSQL)
+// every write that touches persons takes its row locks in this order, so
+// that no two writers can each hold a lock the other waits for:
+//
+//  1. the account's advisory lock, only for the writes that check a count
+//     or a uniqueness of the account before inserting (lockAccount: an
+//     import, a new custom field), never the account row itself, whose
+//     key every new person and breadcrumb must be able to share;
+//  2. the persons' rows, by id (lockPerson, lockHolders), before anything
+//     else of them;
+//  3. their tag links, in tag id order (AddPersonTags sorts the ids; the
+//     person_tags_seen trigger moves a person's links only under its row);
+//  4. their custom field values;
+//  5. their outbox rows (bursts), by person id, and the rows derived by
+//     triggers (timeline and tag bit deltas, which are only inserted).
+//
+// The webhook worker's close takes outbox rows first, by person id, but a
+// batch's close never waits for one a writer holds (lockBursts skips it;
+// the worker closes it on its own afterwards, waiting then for that row
+// alone), then subscriptions FOR SHARE by id, then inserts deliveries. A lock taken out of this order
+// anyway (an identifier that moved to another person between a batch's
+// locks and its write) can only make a deadlock, which PostgreSQL breaks by
+// failing one transaction, and retryingConflicts runs it again.
+
+// lockPerson locks the row of the person a write is about, before anything
+// else of the person, and reports a domain.NotFound when the account holds
+// no such person. On SQLite, whose one writer runs one write transaction at
+// a time, it is the existence check alone.
+func lockPerson(ctx context.Context, q querier, accountID, id string) error {
+	var one int
+	err := q.queryRow(ctx, `SELECT 1 FROM persons WHERE account_id = $1 AND id = $2`+q.s.dialect.LockPerson,
+		accountID, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.NotFound("person", id)
+	}
+	return err
+}
+
+// lockHolders locks, in id order, the persons of the account that hold any
+// of the identifiers, then their outbox rows in the same order: a write of
+// several persons (a batch, a chunk of an import) takes them all before
+// writing any, as two batches listing the same persons in other orders
+// would otherwise each hold one the other waits for. Nothing to do where
+// writes do not run in parallel.
+func lockHolders(ctx context.Context, q querier, accountID string, items []domain.Identifiers) error {
+	if q.s.dialect.LockPerson == "" {
+		return nil
+	}
+	var columns [3][]any
+	for _, ids := range items {
+		for kind, v := range keys(ids) {
+			if v != "" {
+				columns[kind] = append(columns[kind], v)
+			}
+		}
+	}
+	var args sqlArgs
+	where := ""
+	for kind, column := range [3]string{"external_id", "email_norm", "f_id"} {
+		if len(columns[kind]) == 0 {
+			continue
+		}
+		if where != "" {
+			where += " OR "
+		}
+		where += column + ` IN (` + args.list(columns[kind]...) + `)`
+	}
+	if where == "" {
+		return nil
+	}
+	account := args.add(accountID)
+	held, err := queryAll(ctx, q, scanString, `SELECT id FROM persons WHERE account_id = `+account+` AND (`+where+`)
+		ORDER BY id`+q.s.dialect.LockPerson, args...)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	var a sqlArgs
+	_, err = queryAll(ctx, q, scanString, `SELECT person_id FROM bursts WHERE person_id IN (`+a.list(anySlice(held)...)+`)
+		ORDER BY person_id`+q.s.dialect.LockRows, a...)
+	return err
+}
+
+// sortedTags is the order Add Person Tags links tags in (tag id order), a
+// copy: the request's order stays the response's.
+func sortedTags(ids []string) []string {
+	return slices.Sorted(slices.Values(ids))
+}
+
+func scanString(sc scanner) (string, error) {
+	var s string
+	err := sc.Scan(&s)
+	return s, err
+}
