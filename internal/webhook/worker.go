@@ -30,6 +30,7 @@ type Jobs interface {
 	ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error)
 	CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error)
 	CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) ([]bool, error)
+	ActiveSubscriptions(ctx context.Context, accounts []string) (map[string][]domain.Webhook, error)
 	ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) ([]domain.DeliveryJob, error)
 	ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob) error
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error
@@ -96,12 +97,6 @@ type Worker struct {
 	// wake tells Run's dispatcher that due work may have appeared.
 	wake chan struct{}
 
-	// listeners remembers, per account, whether the last burst closed for
-	// it had a subscription listening, so that the next batch renders its
-	// persons before its transaction (see closeBursts).
-	listenMu  sync.Mutex
-	listeners map[string]bool
-
 	pruneMu   sync.Mutex
 	nextPrune time.Time // zero: prune at the first pass
 }
@@ -128,7 +123,7 @@ func NewWorker(jobs Jobs, render Renderer, clk clock.Clock, s Settings, log *slo
 		return nil, err
 	}
 	w := &Worker{jobs: jobs, render: render, clock: clk, s: s, client: client, local: local, log: log,
-		wake: make(chan struct{}, 1), listeners: map[string]bool{}}
+		wake: make(chan struct{}, 1)}
 	w.d = newDispatcher(w)
 	w.rec = newRecorder(w)
 	return w, nil
@@ -332,41 +327,49 @@ func (w *Worker) closeDueBurstsLoop(stop, ctx context.Context) error {
 }
 
 // closeBursts closes claimed bursts in one transaction, rendering each
-// person once. Persons of accounts known to have listeners are rendered
-// before the transaction, the others inside it (only when a subscription
-// listens). When the batch fails as a whole, each burst is closed on its
-// own, so that one bad burst holds up only itself.
+// person once, before the transaction: the transaction holds the bursts'
+// rows, which writers of those persons wait for, and rendering inside it
+// would take a second connection from a pool those writers may have taken
+// whole (no request nor job holds two connections at once). Only persons
+// whose burst a subscription listens to are rendered, as read before the
+// transaction; should the transaction find a listener that read did not
+// (a subscription made meanwhile), it is given up and run again with the
+// persons rendered (errRenderFirst). When the batch fails as a whole, each
+// burst is closed on its own, so that one bad burst holds up only itself.
 func (w *Worker) closeBursts(ctx context.Context, bursts []domain.Burst) {
 	now := w.clock.Now()
 	// The claim's lease began a moment ago; it ends no earlier than this.
 	claimEnds := now.Add(burstLease - time.Second)
-	data := w.preRender(ctx, bursts, now)
-	lease := w.d.newMakerLease(now.Add(w.deliveryLease()))
-	err := w.untilServed("webhook bursts: closing a batch", &claimEnds, func() error {
-		_, err := w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
-			w.listenMu.Lock()
-			w.listeners[b.AccountID] = len(active) > 0
-			w.listenMu.Unlock()
-			rendered, ok := data[b.PersonID]
-			ds, err := w.build(ctx, b, active, now, func() (json.RawMessage, error) {
-				if ok {
-					return rendered, nil
+	var err error
+	for range renderRounds {
+		var r rendered
+		if r, err = w.preRender(ctx, bursts, now); err != nil {
+			break
+		}
+		lease := w.d.newMakerLease(now.Add(w.deliveryLease()))
+		var closed []bool
+		err = w.untilServed("webhook bursts: closing a batch", &claimEnds, func() error {
+			var err error
+			closed, err = w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
+				ds, err := w.build(ctx, b, active, now, func() (json.RawMessage, error) { return r.of(b) })
+				if err != nil {
+					return nil, err
 				}
-				return w.render.Render(ctx, b.AccountID, b.PersonID, now)
+				return lease.take(b.PersonID, ds, active, now), nil
 			})
 			if err != nil {
-				return nil, err
+				lease.release()
 			}
-			return lease.take(b.PersonID, ds, active, now), nil
+			return err
 		})
-		if err != nil {
-			lease.release()
+		if err == nil {
+			lease.admit()
+			w.closeLeftOver(ctx, bursts, closed, now)
+			return
 		}
-		return err
-	})
-	if err == nil {
-		lease.admit()
-		return
+		if !errors.Is(err, errRenderFirst) {
+			break
+		}
 	}
 	var ue *domain.UnavailableError
 	if errors.As(w.jobs.Classify(err), &ue) {
@@ -384,40 +387,127 @@ func (w *Worker) closeBursts(ctx context.Context, bursts []domain.Burst) {
 	}
 }
 
-// preRender renders, before the transaction, the persons of the bursts
-// whose accounts had listeners last time; what it cannot render is left
-// to the transaction.
-func (w *Worker) preRender(ctx context.Context, bursts []domain.Burst, now time.Time) map[string]json.RawMessage {
-	many, ok := w.render.(ManyRenderer)
+// closeLeftOver closes on its own each burst the batch did not close: one
+// a writer held at that moment, which the batch passed over rather than
+// wait for. Closed alone, it waits for that writer, holding nothing else,
+// for leftOverWait at most, all of them; a burst the batch handed back or
+// whose lease ran out is found so again and left.
+func (w *Worker) closeLeftOver(ctx context.Context, bursts []domain.Burst, closed []bool, now time.Time) {
+	wait, cancel := context.WithTimeout(ctx, leftOverWait)
+	defer cancel()
+	for i, b := range bursts {
+		if i >= len(closed) || closed[i] || wait.Err() != nil {
+			continue
+		}
+		err := w.closeBurst(wait, b, now)
+		if err != nil && wait.Err() == nil {
+			// The lease runs out and another pass tries again.
+			w.failed("webhook burst", err, "person_id", b.PersonID, "account_id", b.AccountID)
+		}
+	}
+}
+
+// leftOverWait bounds the waits of the bursts closed on their own for the
+// writers that held their rows: a request's transaction ends within its
+// deadline, and a burst held longer (by an import) is left to a later
+// claim.
+const leftOverWait = 5 * time.Second
+
+// renderRounds bounds the transactions a close gives up for a person it
+// had not rendered (errRenderFirst); each round reads the subscriptions
+// afresh.
+const renderRounds = 3
+
+// errRenderFirst gives up a close's transaction that needs a person
+// rendered before it: it never renders inside its transaction.
+var errRenderFirst = errors.New("webhook: a closing burst needs its person rendered before the transaction")
+
+// rendered holds the persons preRender rendered, by person; a person it
+// rendered for that is missing from data no longer exists.
+type rendered struct {
+	data   map[string]json.RawMessage
+	wanted map[string]bool
+}
+
+// of is the data of b's person as rendered before the transaction.
+func (r rendered) of(b domain.Burst) (json.RawMessage, error) {
+	if !r.wanted[b.PersonID] {
+		return nil, errRenderFirst
+	}
+	data, ok := r.data[b.PersonID]
 	if !ok {
-		return nil
+		return nil, domain.ErrNotFound
+	}
+	return data, nil
+}
+
+// preRender renders the persons of the bursts that an active subscription
+// of their account listens to (the burst's event in its events).
+func (w *Worker) preRender(ctx context.Context, bursts []domain.Burst, now time.Time) (rendered, error) {
+	r := rendered{data: map[string]json.RawMessage{}, wanted: map[string]bool{}}
+	accounts := map[string]bool{}
+	for _, b := range bursts {
+		accounts[b.AccountID] = true
+	}
+	active, err := w.jobs.ActiveSubscriptions(ctx, slices.Collect(maps.Keys(accounts)))
+	if err != nil {
+		return r, err
 	}
 	byAccount := map[string][]string{}
-	w.listenMu.Lock()
 	for _, b := range bursts {
-		if w.listeners[b.AccountID] {
+		if slices.ContainsFunc(active[b.AccountID], func(sub domain.Webhook) bool { return sub.Wants(b.Event) }) {
 			byAccount[b.AccountID] = append(byAccount[b.AccountID], b.PersonID)
 		}
 	}
-	w.listenMu.Unlock()
-	out := map[string]json.RawMessage{}
 	for acc, ids := range byAccount {
-		got, err := many.RenderMany(ctx, acc, ids, now)
+		got, err := w.renderMany(ctx, acc, ids, now)
 		if err != nil {
-			continue // rendered in the transaction instead
+			return r, err
 		}
-		maps.Copy(out, got)
+		maps.Copy(r.data, got)
+		for _, id := range ids {
+			r.wanted[id] = true
+		}
 	}
-	return out
+	return r, nil
 }
 
-// closeBurst closes one burst in a transaction of its own.
+// renderMany renders persons of one account, in one pass when the
+// renderer can (ManyRenderer); a person that no longer exists is left out.
+func (w *Worker) renderMany(ctx context.Context, accountID string, ids []string, now time.Time) (map[string]json.RawMessage, error) {
+	if many, ok := w.render.(ManyRenderer); ok {
+		return many.RenderMany(ctx, accountID, ids, now)
+	}
+	out := make(map[string]json.RawMessage, len(ids))
+	for _, id := range ids {
+		data, err := w.render.Render(ctx, accountID, id, now)
+		if errors.Is(err, domain.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = data
+	}
+	return out, nil
+}
+
+// closeBurst closes one burst in a transaction of its own, its person
+// rendered before it as closeBursts renders them.
 func (w *Worker) closeBurst(ctx context.Context, b domain.Burst, now time.Time) error {
-	_, err := w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
-		return w.build(ctx, b, active, now, func() (json.RawMessage, error) {
-			return w.render.Render(ctx, b.AccountID, b.PersonID, now)
+	var err error
+	for range renderRounds {
+		var r rendered
+		if r, err = w.preRender(ctx, []domain.Burst{b}, now); err != nil {
+			return err
+		}
+		_, err = w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
+			return w.build(ctx, b, active, now, func() (json.RawMessage, error) { return r.of(b) })
 		})
-	})
+		if !errors.Is(err, errRenderFirst) {
+			return err
+		}
+	}
 	return err
 }
 
