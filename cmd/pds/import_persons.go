@@ -28,14 +28,19 @@ Each line follows Upsert Person: it matches by external_id, then email, then f_i
 creates a person; an identifier another person holds, an unknown or archived tag, or an
 unknown custom field fails the import at that line. Lines are decoded as strictly as API
 bodies (unknown members, wrong types, a member twice are errors). Every line is checked
-before anything is written, and the file is written in one transaction: a bad line
-imports nothing. Person events fire for every person created or changed, as for the API.
-Blank lines are skipped. On SQLite the import holds the write lock until it commits.`
+before anything is written: a bad line imports nothing. On PostgreSQL the file is
+written in one transaction, so a line the database refuses imports nothing either; on
+SQLite, whose one writer would keep a running server's writes waiting for the whole
+import, each chunk of 512 lines commits on its own, and a line the database refuses
+stops the import there, with the lines of the chunks before it imported (the error says
+up to which line). Person events fire for every person created or changed, as for the
+API. Blank lines are skipped.`
 
 // importPersons loads persons from JSON lines. The input is read twice: a
 // first pass checks every line without the database, so that a bad line
-// costs no write; the second streams the lines into one transaction. Standard
-// input is kept in a temporary file for the second pass.
+// costs no write; the second streams the lines into the store (one
+// transaction, or a chunk at a time on SQLite). Standard input is kept in a
+// temporary file for the second pass.
 func (e cmdEnv) importPersons(args []string) error {
 	fs, c := e.newFlags("import persons")
 	account := fs.String("account", "", "account id (required)")
@@ -87,6 +92,11 @@ func (e cmdEnv) importPersons(args []string) error {
 		Later: func() time.Time { return time.Now().UTC() }})
 	if bar != nil {
 		_ = bar.Clear()
+	}
+	if err != nil && res.ImportedThrough > 0 {
+		return fmt.Errorf("import persons: lines 1 to %d were imported (%d created, %d updated, %d unchanged), none after them: %w; "+
+			"import the rest from line %d on (for example: tail -n +%d FILE)",
+			res.ImportedThrough, res.Created, res.Updated, res.Unchanged, err, res.ImportedThrough+1, res.ImportedThrough+1)
 	}
 	if err != nil {
 		return fmt.Errorf("import persons: nothing was imported: %w", err)

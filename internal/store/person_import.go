@@ -63,6 +63,11 @@ type PersonImportResult struct {
 	// statistics catch up when the engine next analyzes the tables on its
 	// own (PostgreSQL's autovacuum).
 	AnalyzeErr error
+	// ImportedThrough, when an import that commits chunk by chunk
+	// (SQLite) failed partway, is the last line of the last chunk it
+	// committed: lines up to it are imported (counted above), none after
+	// it. Zero when nothing was.
+	ImportedThrough int
 }
 
 // ImportLineError names the input line that made an import fail.

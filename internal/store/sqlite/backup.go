@@ -61,7 +61,7 @@ func Backup(ctx context.Context, path, dest string) (BackupResult, error) {
 }
 
 func vacuumInto(ctx context.Context, path, dest string) error {
-	db, err := sql.Open("sqlite", dsn(path, false))
+	db, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ type checkpointer struct {
 // startCheckpointer opens the checkpoint connection of the file at path and
 // checkpoints every checkpointEvery until close.
 func startCheckpointer(path string) (*checkpointer, error) {
-	db, err := sql.Open("sqlite", dsn(path, false))
+	db, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
 	if err != nil {
 		return nil, err
 	}

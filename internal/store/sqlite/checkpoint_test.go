@@ -23,7 +23,7 @@ func TestWriterLeavesCheckpointsToTheCheckpointer(t *testing.T) {
 	<-c.done
 	defer c.db.Close()
 
-	w, err := sql.Open("sqlite", dsn(path, false))
+	w, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strconv"
 
 	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite"
@@ -28,7 +29,9 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 	if err := Migrate(ctx, path); err != nil {
 		return nil, err
 	}
-	w, err := sql.Open("sqlite", dsn(path, false))
+	// The writer does not sleep in SQLite's busy wait: the group committer
+	// polls for the write lock itself (sqlstore's committer.begin).
+	w, err := sql.Open("sqlite", dsn(path, false, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +39,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 	// single connection turns contention into queueing instead of SQLITE_BUSY.
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	r, err := sql.Open("sqlite", dsn(path, true))
+	r, err := sql.Open("sqlite", dsn(path, true, busyTimeout))
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -64,7 +67,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 
 // Migrate applies the migrations to the file at path.
 func Migrate(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", dsn(path, false))
+	db, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
 	if err != nil {
 		return err
 	}
@@ -83,9 +86,15 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-func dsn(path string, readOnly bool) string {
+// busyTimeout is how long, in milliseconds, a connection other than the
+// writer waits for a lock another connection or process holds.
+const busyTimeout = 10000
+
+// dsn is the data source of a connection to path that waits busyMS
+// milliseconds for a lock held elsewhere.
+func dsn(path string, readOnly bool, busyMS int) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyMS)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
 	// NORMAL is durable in WAL mode except for the last transactions on power
 	// loss; FULL keeps every acknowledged write across a power cut too.

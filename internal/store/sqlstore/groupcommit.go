@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -339,8 +340,7 @@ func answer(batch []*txJob, err error) {
 // of the transaction is kept and only failed has run to its end with an
 // answer that counts (j.err); the jobs after it have not run.
 func (c *committer) runTx(batch []*txJob, more, savepoints bool) (ran []*txJob, failed *txJob, err error) {
-	ctx := context.Background()
-	tx, err := c.s.w.BeginTx(ctx, nil)
+	tx, err := c.begin(batch)
 	if err != nil {
 		return batch, nil, err
 	}
@@ -421,8 +421,7 @@ gather:
 	if len(live) == 0 {
 		return
 	}
-	ctx := context.Background()
-	tx, err := c.s.w.BeginTx(ctx, nil)
+	tx, err := c.begin(live)
 	if err != nil {
 		answer(live, err)
 		return
@@ -449,8 +448,7 @@ func (c *committer) runAloneJob(j *txJob) {
 		j.done <- err
 		return
 	}
-	ctx := context.Background()
-	tx, err := c.s.w.BeginTx(ctx, nil)
+	tx, err := c.begin([]*txJob{j})
 	if err != nil {
 		j.done <- err
 		return
@@ -464,6 +462,32 @@ func (c *committer) runAloneJob(j *txJob) {
 	}
 	j.done <- tx.Commit()
 }
+
+// begin begins the writer's transaction for jobs. While another
+// connection or process holds the write lock (a pds import between its
+// chunks, a backup), it tries again every beginPoll, for up to beginWait
+// or until every job's caller has stopped waiting. SQLite's own busy wait
+// sleeps up to 100 ms between tries, and would mostly miss the moments an
+// import leaves free between its chunks: a write waited for the whole
+// import. (The writer's connection therefore has no busy timeout.)
+func (c *committer) begin(jobs []*txJob) (*sql.Tx, error) {
+	giveUp := time.Now().Add(beginWait)
+	for {
+		// The transaction outlives any one caller's context (see runTx).
+		tx, err := c.s.w.BeginTx(context.Background(), nil)
+		if err == nil || c.s.dialect.Conflict == nil || c.s.dialect.Conflict(err) != ConflictBusy ||
+			time.Now().After(giveUp) || !slices.ContainsFunc(jobs, func(j *txJob) bool { return j.ctx.Err() == nil }) {
+			return tx, err
+		}
+		time.Sleep(beginPoll)
+	}
+}
+
+// beginPoll and beginWait pace begin.
+const (
+	beginPoll = 200 * time.Microsecond
+	beginWait = 10 * time.Second
+)
 
 // rollback ends a transaction in a state no savepoint accounts for (SQLite
 // rolls back the whole transaction on some errors, an interrupted write

@@ -36,21 +36,40 @@ const (
 )
 
 // ImportPersons applies a stream of upserts in one transaction (pds import
-// persons), then brings the statistics of the tables it wrote up to date.
+// persons), or chunk by chunk where the engine asks (ImportCommitsChunks),
+// then brings the statistics of the tables it wrote up to date.
 func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (store.PersonImportResult, error) {
-	var counts store.PersonImportCounts
 	s.folder.pause()
 	defer s.folder.resume()
+	im := &personImporter{s: s, ctx: ctx, accountID: accountID, w: w, liveTag: map[string]bool{},
+		nextAnalyze: firstAnalyze, ids: newPersonIDs(w.Now)}
+	if s.dialect.ImportCommitsChunks {
+		if through, err := s.importInChunks(ctx, im, lines); err != nil {
+			return store.PersonImportResult{PersonImportCounts: im.counts, ImportedThrough: through}, err
+		}
+	} else if err := s.importAtOnce(ctx, im, lines); err != nil {
+		return store.PersonImportResult{}, err
+	}
+	// The import is committed; its counts are exact whether folded now or
+	// by the background folder later, so a failure here is not the import's.
+	_ = s.FoldTimelines(ctx)
+	res := store.PersonImportResult{PersonImportCounts: im.counts}
+	// After the fold, so that the counts' statistics describe its buckets.
+	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, personImportTables)
+	return res, nil
+}
+
+// importAtOnce writes every line in one transaction: all or nothing.
+func (s *Store) importAtOnce(ctx context.Context, im *personImporter, lines iter.Seq2[store.PersonImport, error]) error {
 	// lines can be read only once, so the import must never run again
 	// after a failure of another caller that shared its transaction.
-	err := s.inTxOnce(ctx, func(q querier) error {
+	return s.inTxOnce(ctx, func(q querier) error {
 		// Two imports into one account wait for each other rather than
 		// race for the same identifiers.
-		if err := s.lockAccount(ctx, q, accountID, "persons"); err != nil {
+		if err := s.lockAccount(ctx, q, im.accountID, "persons"); err != nil {
 			return err
 		}
-		im := &personImporter{s: s, ctx: ctx, q: q, accountID: accountID, w: w, liveTag: map[string]bool{},
-			nextAnalyze: firstAnalyze, ids: newPersonIDs(w.Now)}
+		im.q = q
 		for rec, err := range lines {
 			if err != nil {
 				return err
@@ -61,22 +80,54 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 				}
 			}
 		}
-		if err := im.chunk(); err != nil {
-			return err
-		}
-		counts = im.counts
-		return nil
+		return im.chunk()
 	})
-	if err != nil {
-		return store.PersonImportResult{}, err
+}
+
+// importYield is how long an import that commits chunk by chunk leaves the
+// write lock free after each chunk, for the writes waiting for it (which
+// poll for it every beginPoll, see committer.begin). A million lines are
+// some two thousand chunks: two seconds of an import of a minute.
+const importYield = time.Millisecond
+
+// importInChunks writes the lines a chunk at a time, each chunk in a
+// transaction of its own, leaving the write lock free between them. Should
+// a chunk fail, the chunks before it stay imported: it returns the last
+// line they hold (0 for none), and im.counts counts them alone.
+func (s *Store) importInChunks(ctx context.Context, im *personImporter, lines iter.Seq2[store.PersonImport, error]) (int, error) {
+	next, stop := iter.Pull2(lines)
+	defer stop()
+	through := 0
+	for {
+		var chunk []store.PersonImport
+		for len(chunk) < importChunk {
+			rec, err, ok := next()
+			if !ok {
+				break
+			}
+			if err != nil {
+				return through, err
+			}
+			chunk = append(chunk, rec)
+		}
+		if len(chunk) == 0 {
+			return through, nil
+		}
+		before := im.counts
+		err := s.inTxOnce(ctx, func(q querier) error {
+			if err := s.lockAccount(ctx, q, im.accountID, "persons"); err != nil {
+				return err
+			}
+			im.q, im.buf, im.foldsHeld = q, append(im.buf[:0], chunk...), false
+			return im.chunk()
+		})
+		if err != nil {
+			im.counts, im.pending, im.buf = before, im.pending[:0], im.buf[:0]
+			return through, err
+		}
+		through = chunk[len(chunk)-1].Line
+		time.Sleep(importYield)
 	}
-	// The import is committed; its counts are exact whether folded now or
-	// by the background folder later, so a failure here is not the import's.
-	_ = s.FoldTimelines(ctx)
-	res := store.PersonImportResult{PersonImportCounts: counts}
-	// After the fold, so that the counts' statistics describe its buckets.
-	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, personImportTables)
-	return res, nil
 }
 
 // personImporter carries what one import learns as it goes.

@@ -101,6 +101,12 @@ type Dialect struct {
 	// import_writes, PostgreSQL with the transaction's pds.import_writes
 	// setting.
 	ImportMarkOn, ImportMarkOff string
+	// ImportCommitsChunks has pds import persons commit each chunk of lines
+	// on its own (SQLite): its one writer would otherwise keep every other
+	// write of the database waiting for the whole import. An engine whose
+	// writers run in parallel imports a file in one transaction, all or
+	// nothing, while the other writes go on.
+	ImportCommitsChunks bool
 	// SerialFold, when set, is run first in the transaction that folds
 	// tag bits, and by an import before it writes bits, so that one writer
 	// at a time changes tag_bits: a link made and then broken must reach

@@ -85,6 +85,20 @@ func signature(p domain.Person) string {
 		textOf(p.LastName), textOf(p.Phone), p.UpsertResult, strings.Join(tags, ","), strings.Join(fields, ",")}, "|")
 }
 
+// wantImportedThrough checks the account after an import that failed: its
+// persons before the import (before), and those of the lines it says it
+// imported (each line a new person), nothing more.
+func (c *personCase) wantImportedThrough(what string, res store.PersonImportResult, before int) {
+	c.t.Helper()
+	through := res.ImportedThrough
+	if through < 0 || through >= 601 || res.Created+res.Updated+res.Unchanged != through {
+		c.t.Fatalf("%s: imported through line %d, counted %+v", what, through, res.PersonImportCounts)
+	}
+	if ps := c.allPersons(); len(ps) != before+through {
+		c.t.Fatalf("%s: %d persons after a failed import through line %d, want %d", what, len(ps), through, before+through)
+	}
+}
+
 func testImportPersons(t *testing.T, newStore NewStore) {
 	st := newStore(t)
 	ctx := context.Background()
@@ -179,7 +193,11 @@ func testImportPersons(t *testing.T, newStore NewStore) {
 		}
 	})
 
-	t.Run("a refused line writes nothing", func(t *testing.T) {
+	// A refused line, or a failure of the input, ends an import: written
+	// in one transaction, nothing of it stays; written a chunk at a time
+	// (SQLite), the chunks committed before it stay, and the result says
+	// up to which line.
+	t.Run("a refused line writes nothing after the last chunk committed", func(t *testing.T) {
 		c := newPersonCase(t, st)
 		c.field("Person", "score", "int")
 		tags := map[string]string{"A": c.tag("A"), "Gone": c.tag("Gone")}
@@ -212,14 +230,12 @@ func testImportPersons(t *testing.T, newStore NewStore) {
 				isErr[*domain.ValidationError]},
 		} {
 			lines := append(slices.Clone(good), bad.line)
-			_, err := c.importLines(lines, tags)
+			res, err := st.ImportPersons(ctx, c.acc, lineSeq(lines, tags), c.write())
 			var le *store.ImportLineError
 			if !errors.As(err, &le) || le.Line != 601 || !bad.want(err) {
 				t.Fatalf("%s: %v, want an error of line 601", bad.name, err)
 			}
-			if ps := c.allPersons(); len(ps) != 2 {
-				t.Fatalf("%s: %d persons after a failed import, want 2", bad.name, len(ps))
-			}
+			c.wantImportedThrough(bad.name, res, 2)
 		}
 		// A failure of the input itself ends the import the same way.
 		boom := errors.New("the file changed")
@@ -231,11 +247,13 @@ func testImportPersons(t *testing.T, newStore NewStore) {
 			}
 			yield(store.PersonImport{}, boom)
 		}
-		if _, err := st.ImportPersons(ctx, c.acc, seq, c.write()); !errors.Is(err, boom) {
+		res, err := st.ImportPersons(ctx, c.acc, seq, c.write())
+		if !errors.Is(err, boom) {
 			t.Fatalf("input error: %v", err)
 		}
-		if ps := c.allPersons(); len(ps) != 2 || c.burst(held.ID) == nil {
-			t.Fatalf("%d persons after a failed import, want 2", len(ps))
+		c.wantImportedThrough("input error", res, 2)
+		if c.burst(held.ID) == nil {
+			t.Fatal("the burst of a person the import did not name is gone")
 		}
 		if _, err := st.ImportPersons(ctx, "acc_missing", lineSeq(good, nil), c.write()); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("unknown account: %v", err)
