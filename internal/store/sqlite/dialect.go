@@ -42,7 +42,7 @@ var Dialect = sqlstore.Dialect{
 	// The import takes turns with the server's writes, a chunk at a time.
 	ImportCommitsChunks: true,
 	ImportMarkOn:        `INSERT INTO import_writes (one) VALUES (1)`,
-	ImportMarkOff: `DELETE FROM import_writes`,
+	ImportMarkOff:       `DELETE FROM import_writes`,
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,
