@@ -110,12 +110,6 @@ func Check(ctx context.Context, engine string, db *sql.DB, dialect goose.Dialect
 	return nil
 }
 
-// IsBehind says whether err is a *BehindError.
-func IsBehind(err error) bool {
-	var b *BehindError
-	return errors.As(err, &b)
-}
-
 func count(n int) string {
 	if n == 1 {
 		return "1 migration"
