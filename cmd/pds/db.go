@@ -19,21 +19,22 @@ func isPostgres(database string) bool {
 
 // openStore opens the engine the --database value names, migrating it.
 func openStore(ctx context.Context, database string) (store.Store, error) {
-	return openServingStore(ctx, database, 0)
+	return openServingStore(ctx, database, 0, true)
 }
 
 // openServingStore is openStore for a server whose requests give up on the
 // database after statementTimeout: on PostgreSQL the server ends their
 // statements then too (postgres.Options). SQLite's busy waits already end
-// with each call's context.
-func openServingStore(ctx context.Context, database string, statementTimeout time.Duration) (store.Store, error) {
+// with each call's context. Without migrate it changes no schema and
+// refuses a database that lacks a migration (--migrate=false).
+func openServingStore(ctx context.Context, database string, statementTimeout time.Duration, migrate bool) (store.Store, error) {
 	if err := checkDatabase(database); err != nil {
 		return nil, err
 	}
 	if isPostgres(database) {
-		return postgres.Open(ctx, database, postgres.Options{StatementTimeout: statementTimeout})
+		return postgres.Open(ctx, database, postgres.Options{StatementTimeout: statementTimeout, KeepSchema: !migrate})
 	}
-	return sqlite.Open(ctx, database)
+	return sqlite.OpenWith(ctx, database, sqlite.Options{KeepSchema: !migrate})
 }
 
 // openAccountStore is openStore for a command (cmd, as its errors name it)

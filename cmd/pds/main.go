@@ -17,8 +17,11 @@ import (
 const usage = `pds: the Public Data Service
 
 Usage:
-  pds serve [flags]                       serve the API (SQLite file pds.db by default)
-  pds migrate [--database D]              apply database migrations
+  pds serve [flags]                       serve the API (SQLite file pds.db by default); with --migrate=false
+                                          it never changes the schema and refuses to start while migrations are pending
+  pds migrate [--database D]              apply database migrations (a deploy's own step, before servers roll)
+  pds healthcheck [--addr A]              exit 0 when pds serve on this machine answers /readyz with 200, else 1
+                                          (the image's HEALTHCHECK; reads PDS_ADDR and PDS_TLS_CERT as serve does)
   pds accounts create --name N            create an account
   pds accounts list                       list accounts
   pds keys create --account ID --scopes a,b|all [--name N] [--expires-in D] [--rate-limit N]
@@ -32,7 +35,7 @@ Usage:
                                           receive the account's deliveries here (http://127.0.0.1) while it runs,
                                           verified and printed, from pds serve on this machine and database
 
-Every command takes --database (PDS_DATABASE) and --json. Run "pds COMMAND -h" for its flags.
+Every command takes --json, and every one but healthcheck --database (PDS_DATABASE). Run "pds COMMAND -h" for its flags.
 `
 
 func main() {
@@ -116,6 +119,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return env.webhooksCmd(args[1:])
 	case "console":
 		return env.consoleCmd(args[1:])
+	case "healthcheck":
+		return env.healthcheck(args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -45,6 +45,7 @@ type serveConfig struct {
 	shutdownDrain       time.Duration
 	databaseTimeout     time.Duration
 	tlsCert, tlsKey     string
+	migrate             bool
 }
 
 func (e cmdEnv) serve(args []string) error {
@@ -85,6 +86,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 		"how long one request's database work may take before it is refused with 503 (an export: each of its reads)")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM); needs --tls-key")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
+	fs.BoolVar(&cfg.migrate, "migrate", true,
+		"apply pending migrations at start; false: never change the schema, and refuse to start, naming them, when migrations are pending (a deploy runs pds migrate first)")
 	return cfg
 }
 
@@ -133,7 +136,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		}
 	}()
 	hooks.Warn(log)
-	st, err := openServingStore(e.ctx, c.database, cfg.databaseTimeout)
+	st, err := openServingStore(e.ctx, c.database, cfg.databaseTimeout, cfg.migrate)
 	if err != nil {
 		return err
 	}

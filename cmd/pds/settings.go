@@ -38,6 +38,7 @@ var settingExamples = map[string]string{
 	"database-timeout":                 "4s",
 	"tls-cert":                         "/etc/pds/cert.pem",
 	"tls-key":                          "/etc/pds/key.pem",
+	"migrate":                          "false (with pds migrate run first, as a deploy step)",
 	"account":                          "acc_01a209d69f8a9aba61380d0e",
 	"scopes":                           "persons:read,persons:write (or all)",
 	"name":                             "crm-sync",

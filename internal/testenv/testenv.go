@@ -182,3 +182,26 @@ func Chromium(t testing.TB) string {
 	t.Skip("Chromium is not installed; apt-get install chromium to run the browser tests")
 	return ""
 }
+
+// Podman finds Debian's podman for the image test, which also needs root
+// (to chroot into the image's files); without either it skips, unless CI
+// is set: .ci/run installs podman and runs as root.
+func Podman(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("podman")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "podman is not installed (apt-get install podman)"
+	case os.Geteuid() != 0:
+		missing = "the image test chroots into the image's files, which needs root"
+	}
+	if missing == "" {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("CI is set but " + missing)
+	}
+	t.Skip(missing)
+	return ""
+}

@@ -34,6 +34,11 @@ type Options struct {
 	// deadline leaves no work running, or lock waiting, on the server. It
 	// does not apply to the migrations, which may take long.
 	StatementTimeout time.Duration
+	// KeepSchema has Open leave the schema as it finds it: instead of
+	// migrating, it refuses a database that lacks a migration of this
+	// binary with a *schema.BehindError naming them (pds serve
+	// --migrate=false, whose deploy runs pds migrate as a step of its own).
+	KeepSchema bool
 }
 
 // defaultConnectTimeout bounds a connection attempt whose URL sets no
@@ -42,13 +47,19 @@ type Options struct {
 // for it forever.
 const defaultConnectTimeout = "5"
 
-// Open connects to the database at url and applies the migrations.
+// Open connects to the database at url and applies the migrations (or,
+// with KeepSchema, checks that none is pending).
 func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
 	url, err := withDefault(url, "connect_timeout", defaultConnectTimeout)
 	if err != nil {
 		return nil, err
 	}
-	if err := Migrate(ctx, url); err != nil {
+	if opts.KeepSchema {
+		err = CheckCurrent(ctx, url)
+	} else {
+		err = Migrate(ctx, url)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if t := opts.StatementTimeout; t > 0 {

@@ -23,10 +23,30 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// Options tune how Open treats the file.
+type Options struct {
+	// KeepSchema has Open leave the file as it finds it: instead of
+	// migrating, it refuses a file that lacks a migration of this binary
+	// with a *schema.BehindError naming them, and a file that does not
+	// exist, rather than create one (pds serve --migrate=false).
+	KeepSchema bool
+}
+
 // Open opens (creating if needed) the SQLite file at path and applies the
 // migrations.
 func Open(ctx context.Context, path string) (store.Store, error) {
-	if err := Migrate(ctx, path); err != nil {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts Options) (store.Store, error) {
+	var err error
+	if opts.KeepSchema {
+		err = CheckCurrent(ctx, path)
+	} else {
+		err = Migrate(ctx, path)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// The writer does not sleep in SQLite's busy wait: the group committer
