@@ -293,7 +293,7 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 	}
 	defer stopServer()
 
-	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf, st: st}
+	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf, st: st, database: database}
 	m.rows = rows
 	m.all()
 	return m.rows, m.failures, nil
