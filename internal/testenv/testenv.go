@@ -152,6 +152,27 @@ func postgresSchema(t testing.TB) string {
 // Engines lists every engine; tests run their cases against each.
 var Engines = []Engine{SQLite, Postgres}
 
+// Raw opens database, made by e.NewDatabase, for a test's own statements
+// (an operator's UPDATE behind the store's back), closed when the test
+// ends: through the engine's driver, and for a database behind the pooler,
+// directly, since the driver's prepared statements would not survive it.
+func (e Engine) Raw(t testing.TB, database string) *sql.DB {
+	t.Helper()
+	driver := "pgx"
+	switch e.Name {
+	case SQLite.Name:
+		driver = "sqlite"
+	case PgBouncer.Name:
+		database = DirectOf(t, database)
+	}
+	db, err := sql.Open(driver, database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // ForEach runs fn as a subtest per engine, the engines in parallel: each
 // subtest opens databases of its own (a fresh SQLite file, a fresh
 // PostgreSQL schema). fn must therefore not touch state the other engine's
@@ -159,6 +180,32 @@ var Engines = []Engine{SQLite, Postgres}
 // t.Setenv or t.Chdir, which refuse to run in parallel tests.
 func ForEach(t *testing.T, fn func(t *testing.T, e Engine)) {
 	for _, e := range Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, e)
+		})
+	}
+}
+
+// Configurations are the engines and PostgreSQL through a pooler in
+// transaction mode: what the contract tests (internal/httpapi, pkg/client)
+// run on.
+var Configurations = []Engine{SQLite, Postgres, PgBouncer}
+
+// ForEachConfiguration is ForEach over Configurations.
+func ForEachConfiguration(t *testing.T, fn func(t *testing.T, e Engine)) {
+	for _, e := range Configurations {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, e)
+		})
+	}
+}
+
+// ForEachPostgres is ForEach over PostgreSQL's two configurations: direct,
+// and through a pooler in transaction mode (PgBouncer).
+func ForEachPostgres(t *testing.T, fn func(t *testing.T, e Engine)) {
+	for _, e := range []Engine{Postgres, PgBouncer} {
 		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
 			fn(t, e)
