@@ -24,7 +24,7 @@ func (e cmdEnv) accounts(args []string) error {
 		if strings.TrimSpace(*name) == "" {
 			return usageError{errors.New("accounts create: --name is required; e.g. --name acme")}
 		}
-		st, err := openStore(e.ctx, c.database)
+		st, err := openStore(e.ctx, c)
 		if err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func (e cmdEnv) accounts(args []string) error {
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		st, err := openStore(e.ctx, c.database)
+		st, err := openStore(e.ctx, c)
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (e cmdEnv) keys(args []string) error {
 		if *rate != 0 {
 			req.RateLimit = rate
 		}
-		st, err := openStore(e.ctx, c.database)
+		st, err := openStore(e.ctx, c)
 		if err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (e cmdEnv) keys(args []string) error {
 		if *account == "" {
 			return usageError{errors.New("keys list: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 		}
-		st, err := openAccountStore(e.ctx, c.database, "keys list", *account)
+		st, err := openAccountStore(e.ctx, c, "keys list", *account)
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func (e cmdEnv) keys(args []string) error {
 		if fs.NArg() != 1 {
 			return usageError{errors.New("keys revoke: give exactly one KEY_ID (pds keys list)")}
 		}
-		st, err := openStore(e.ctx, c.database)
+		st, err := openStore(e.ctx, c)
 		if err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func (e cmdEnv) consoleCmd(args []string) error {
 	if err := errors.Join(positiveDuration("valid", *valid), positiveDuration("session", *session)); err != nil {
 		return usageError{err}
 	}
-	st, err := openAccountStore(e.ctx, c.database, "console link", *account)
+	st, err := openAccountStore(e.ctx, c, "console link", *account)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
@@ -18,29 +17,29 @@ func isPostgres(database string) bool {
 }
 
 // openStore opens the engine the --database value names, migrating it.
-func openStore(ctx context.Context, database string) (store.Store, error) {
-	return openServingStore(ctx, database, 0, true)
+func openStore(ctx context.Context, c *commonFlags) (store.Store, error) {
+	return openServingStore(ctx, c, true)
 }
 
-// openServingStore is openStore for a server whose requests give up on the
-// database after statementTimeout: on PostgreSQL the server ends their
-// statements then too (postgres.Options). SQLite's busy waits already end
-// with each call's context. Without migrate it changes no schema and
-// refuses a database that lacks a migration (--migrate=false).
-func openServingStore(ctx context.Context, database string, statementTimeout time.Duration, migrate bool) (store.Store, error) {
-	if err := checkDatabase(database); err != nil {
+// openServingStore is openStore for a server, which may be told not to
+// migrate: without migrate it changes no schema and refuses a database
+// that lacks a migration (--migrate=false). Its requests' deadlines end
+// their statements on the server too (postgres.connConfig); SQLite's busy
+// waits already end with each call's context.
+func openServingStore(ctx context.Context, c *commonFlags, migrate bool) (store.Store, error) {
+	if err := checkDatabases(c); err != nil {
 		return nil, err
 	}
-	if isPostgres(database) {
-		return postgres.Open(ctx, database, postgres.Options{StatementTimeout: statementTimeout, KeepSchema: !migrate})
+	if isPostgres(c.database) {
+		return postgres.Open(ctx, c.database, postgres.Options{DirectURL: c.direct, KeepSchema: !migrate})
 	}
-	return sqlite.OpenWith(ctx, database, sqlite.Options{KeepSchema: !migrate})
+	return sqlite.OpenWith(ctx, c.database, sqlite.Options{KeepSchema: !migrate})
 }
 
 // openAccountStore is openStore for a command (cmd, as its errors name it)
 // that works on one account, which must exist.
-func openAccountStore(ctx context.Context, database, cmd, account string) (store.Store, error) {
-	st, err := openStore(ctx, database)
+func openAccountStore(ctx context.Context, c *commonFlags, cmd, account string) (store.Store, error) {
+	st, err := openStore(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +67,11 @@ func (e cmdEnv) migrate(args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	err := checkDatabase(c.database)
+	err := checkDatabases(c)
 	switch {
 	case err != nil:
+	case c.direct != "":
+		err = postgres.Migrate(e.ctx, c.direct)
 	case isPostgres(c.database):
 		err = postgres.Migrate(e.ctx, c.database)
 	default:

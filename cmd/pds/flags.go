@@ -14,20 +14,33 @@ func (e cmdEnv) newFlags(name string) (*flag.FlagSet, *commonFlags) {
 	fs.SetOutput(e.stderr)
 	c := &commonFlags{}
 	fs.StringVar(&c.database, "database", "pds.db", "SQLite file path, or a postgres:// URL")
+	fs.StringVar(&c.direct, "database-direct", "", "PostgreSQL only, optional: a postgres:// URL reaching the same database as --database "+
+		"without a pooler, for what wants a session of its own: the migrations, and the key cache's notifications")
 	fs.BoolVar(&c.json, "json", false, "machine-readable output: one JSON object")
 	return fs, c
 }
 
 type commonFlags struct {
 	database string
-	json     bool
+	// direct is --database-direct: the database without the pooler
+	// --database may name ("" for none).
+	direct string
+	json   bool
 }
 
 // envName is the environment variable of a flag: PDS_ and its name in
-// capitals, dashes as underscores.
+// capitals, dashes as underscores, but for the few whose variable says
+// more (envNames).
 func envName(flag string) string {
+	if name, ok := envNames[flag]; ok {
+		return name
+	}
 	return "PDS_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
+
+// envNames are the variables that are not their flag's name: a URL's
+// variable says so, as DATABASE_URL-style variables do.
+var envNames = map[string]string{"database-direct": "PDS_DATABASE_DIRECT_URL"}
 
 // usageError is a command line or setting the user must correct; pds
 // exits with status 2 on one, as command-line tools do, and 1 on any other

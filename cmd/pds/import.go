@@ -61,7 +61,7 @@ func (e cmdEnv) importCmd(args []string) error {
 	}
 	defer closeIn()
 
-	st, err := openAccountStore(e.ctx, c.database, "import "+kind, *account)
+	st, err := openAccountStore(e.ctx, c, "import "+kind, *account)
 	if err != nil {
 		return err
 	}

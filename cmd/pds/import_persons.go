@@ -73,7 +73,7 @@ func (e cmdEnv) importPersons(args []string) error {
 	if err != nil {
 		return fmt.Errorf("import persons: nothing was imported: %w", err)
 	}
-	st, err := openAccountStore(e.ctx, c.database, "import persons", *account)
+	st, err := openAccountStore(e.ctx, c, "import persons", *account)
 	if err != nil {
 		return err
 	}

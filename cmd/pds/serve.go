@@ -96,7 +96,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	if err := errors.Join(positive("rate-limit", cfg.rateLimit), positive("custom-field-limit", cfg.customFieldLimit),
 		positiveDuration("webhook-window", cfg.webhookWindow), positiveDuration("webhook-timeout", cfg.webhookTimeout),
 		positiveDuration("shutdown-grace", cfg.shutdownGracePeriod), positiveDuration("database-timeout", cfg.databaseTimeout),
-		drainWithinGrace(cfg.shutdownDrain, cfg.shutdownGracePeriod), checkDatabase(c.database)); err != nil {
+		drainWithinGrace(cfg.shutdownDrain, cfg.shutdownGracePeriod), checkDatabases(c)); err != nil {
 		return usageError{err}
 	}
 	hooks, err := webhookSettings(cfg)
@@ -136,7 +136,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		}
 	}()
 	hooks.Warn(log)
-	st, err := openServingStore(e.ctx, c.database, cfg.databaseTimeout, cfg.migrate)
+	st, err := openServingStore(e.ctx, c, cfg.migrate)
 	if err != nil {
 		return err
 	}

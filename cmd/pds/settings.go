@@ -18,6 +18,7 @@ import (
 // refuse an invalid one.
 var settingExamples = map[string]string{
 	"database":                         "pds.db (an SQLite file) or postgres://user@host:5432/pds",
+	"database-direct":                  "postgres://user@db-host:5432/pds (the server itself, when --database names a pooler)",
 	"json":                             "true",
 	"addr":                             "127.0.0.1:8080 (or :8080 for every interface)",
 	"public-url":                       "https://pds.example.com",
@@ -137,6 +138,24 @@ func positiveDuration(flag string, d time.Duration) error {
 // checkDatabase refuses a --database that is neither an SQLite file path
 // nor a postgres:// URL, before anything opens it: a URL of another scheme
 // would otherwise become a file of that name.
+// checkDatabases checks --database and --database-direct, which names a
+// PostgreSQL database beside a PostgreSQL --database only.
+func checkDatabases(c *commonFlags) error {
+	if err := checkDatabase(c.database); err != nil || c.direct == "" {
+		return err
+	}
+	if !isPostgres(c.database) {
+		return badSetting("database-direct", redact(c.direct), "--database names an SQLite file, which has no pooler to go around")
+	}
+	if !isPostgres(c.direct) {
+		return badSetting("database-direct", redact(c.direct), "not a postgres:// URL")
+	}
+	if err := postgres.CheckURL(c.direct); err != nil {
+		return badSetting("database-direct", redact(c.direct), strings.TrimPrefix(err.Error(), "postgres: "))
+	}
+	return nil
+}
+
 func checkDatabase(database string) error {
 	if database == "" {
 		return badSetting("database", database, "empty")

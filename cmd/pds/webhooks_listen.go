@@ -112,7 +112,7 @@ func (e cmdEnv) webhooksListen(args []string) error {
 	}
 	defer ln.Close()
 
-	st, err := openAccountStore(e.ctx, c.database, "webhooks listen", *account)
+	st, err := openAccountStore(e.ctx, c, "webhooks listen", *account)
 	if err != nil {
 		return err
 	}

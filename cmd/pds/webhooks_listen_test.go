@@ -178,7 +178,7 @@ func testWebhooksListen(t *testing.T, db string) {
 			t.Fatal(err)
 		}
 		gone.Close()
-		st, err := openStore(context.Background(), db)
+		st, err := openStore(context.Background(), &commonFlags{database: db})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func testWebhooksListen(t *testing.T, db string) {
 
 		// A Standard Webhooks listener wants those headers: a delivery
 		// signed with its secret the pds way only is refused.
-		st, err = openStore(context.Background(), db)
+		st, err = openStore(context.Background(), &commonFlags{database: db})
 		if err != nil {
 			t.Fatal(err)
 		}

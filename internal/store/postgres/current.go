@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"io/fs"
 
 	"github.com/pressly/goose/v3"
@@ -15,10 +14,7 @@ import (
 // version table. A database ahead of the binary (a rolling deploy's old
 // instances, after pds migrate ran) is current.
 func CheckCurrent(ctx context.Context, url string) error {
-	if _, _, err := parseURL(url); err != nil {
-		return err
-	}
-	db, err := sql.Open("pgx", url)
+	db, err := openDB(url)
 	if err != nil {
 		return err
 	}

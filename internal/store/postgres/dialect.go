@@ -16,8 +16,11 @@ var Dialect = sqlstore.Dialect{
 	ClaimRows:         " FOR UPDATE SKIP LOCKED",
 	ClaimDeliveryRows: " FOR UPDATE OF d SKIP LOCKED",
 	InsertParams:      4096,
-	TagPairsAgg:       `json_agg(json_build_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
-	FieldValuesAgg:    `json_object_agg(f.key, v.value)`,
+	// A statement named on one server session may be gone from the next
+	// a pooler gives the connection (see connConfig).
+	Unprepared:     true,
+	TagPairsAgg:    `json_agg(json_build_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
+	FieldValuesAgg: `json_object_agg(f.key, v.value)`,
 	// Its planner plans on what ANALYZE last measured; autovacuum would
 	// catch up only a minute or so after a bulk write.
 	AnalyzeTables: `ANALYZE`,

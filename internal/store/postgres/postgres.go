@@ -8,14 +8,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"runtime"
-	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
@@ -28,12 +28,14 @@ var migrations embed.FS
 
 // Options tune the connections of a store that serves requests.
 type Options struct {
-	// StatementTimeout, when positive, has the server end any statement,
-	// or any wait for a lock, that runs longer (statement_timeout and
-	// lock_timeout of every session): a request that gave up at its
-	// deadline leaves no work running, or lock waiting, on the server. It
-	// does not apply to the migrations, which may take long.
-	StatementTimeout time.Duration
+	// DirectURL, when set, reaches the same database as the URL Open is
+	// given without a pooler in between (--database-direct): the
+	// migrations, or the check of KeepSchema, run through it, and the key
+	// cache LISTENs on a session of its own there (keyWatch), so that a
+	// change to a key drops that key alone. Without it everything runs
+	// through the URL, which may name a transaction-mode pooler: the key
+	// cache then reads a counter of key changes (keyPoll).
+	DirectURL string
 	// KeepSchema has Open leave the schema as it finds it: instead of
 	// migrating, it refuses a database that lacks a migration of this
 	// binary with a *schema.BehindError naming them (pds serve
@@ -48,54 +50,89 @@ type Options struct {
 const defaultConnectTimeout = "5"
 
 // Open connects to the database at url and applies the migrations (or,
-// with KeepSchema, checks that none is pending).
+// with KeepSchema, checks that none is pending). Nothing it relies on
+// outlives a transaction, so url may name a pooler in transaction mode
+// (PgBouncer): no setting is sent at connection (a pooler refuses those it
+// does not know), no statement is prepared by name (connConfig), no lock
+// or LISTEN is held by a session, unless opts.DirectURL gives one.
 func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
 	url, err := withDefault(url, "connect_timeout", defaultConnectTimeout)
 	if err != nil {
 		return nil, err
 	}
+	schemaURL := url
+	if opts.DirectURL != "" {
+		if schemaURL, err = withDefault(opts.DirectURL, "connect_timeout", defaultConnectTimeout); err != nil {
+			return nil, err
+		}
+	}
 	if opts.KeepSchema {
-		err = CheckCurrent(ctx, url)
+		err = CheckCurrent(ctx, schemaURL)
 	} else {
-		err = Migrate(ctx, url)
+		err = Migrate(ctx, schemaURL)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if t := opts.StatementTimeout; t > 0 {
-		ms := strconv.FormatInt(max(1, t.Milliseconds()), 10)
-		if url, err = WithSetting(url, "statement_timeout", ms); err != nil {
-			return nil, err
-		}
-		if url, err = WithSetting(url, "lock_timeout", ms); err != nil {
-			return nil, err
-		}
-	}
-	// Rate-limit counts may be lost in a crash, so their pool does not wait
-	// for the WAL flush (Store.SetCounterPool).
-	counterURL, err := WithSetting(url, "synchronous_commit", "off")
+	db, err := openDB(url)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(poolSize())
-	db.SetMaxIdleConns(poolSize())
-	counter, err := sql.Open("pgx", counterURL)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	counter.SetMaxOpenConns(4)
+	db.SetMaxOpenConns(PoolSize())
+	db.SetMaxIdleConns(PoolSize())
 	st := sqlstore.New(Dialect, db, db, isUniqueViolation)
-	st.SetCounterPool(counter)
-	st.CacheKeys(newKeyWatch(url, st))
+	if opts.DirectURL != "" {
+		st.CacheKeys(newKeyWatch(schemaURL, st))
+	} else {
+		st.CacheKeys(newKeyPoll(db, st))
+	}
 	return st, nil
 }
 
-// poolSize is the most connections an instance opens for its queries:
+// cancelGrace is how long after a request's deadline its connection waits
+// for the server to cancel the statement (connConfig) before it gives the
+// statement up itself: a frozen server answers no cancel request.
+const cancelGrace = 250 * time.Millisecond
+
+// openDB is a pool of connections to url as connConfig makes them.
+func openDB(url string) (*sql.DB, error) {
+	cfg, err := connConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return stdlib.OpenDB(*cfg), nil
+}
+
+// connConfig is the configuration of the connections to url.
+//
+// Statements are described once per connection and run unnamed
+// (QueryExecModeCacheDescribe), unless the URL chooses another
+// default_query_exec_mode: a statement prepared by name lives on one
+// server session, which a transaction-mode pooler hands to another client
+// at the end of the transaction. A request's deadline cancels its statement
+// on the server (a cancel request, which PgBouncer passes on), so that a
+// request that gave up leaves no work running, or lock waiting, there:
+// what statement_timeout and lock_timeout did when they were sent at
+// connection, which a pooler refuses.
+func connConfig(url string) (*pgx.ConnConfig, error) {
+	_, q, err := parseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if !q.Has("default_query_exec_mode") {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
+	}
+	return cfg, nil
+}
+
+// PoolSize is the most connections an instance opens for its queries:
 // four per CPU it runs on, at least eight. Every connection is a server
 // process, and past a few per core they only take turns on the same
 // cores: on a 2-core machine with the server alongside, Get Person at 64
@@ -104,14 +141,11 @@ func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
 // with 8 to 20 connections as with more (go test -bench, interleaved runs,
 // medians). The pool keeps them all open when idle: a new connection
 // costs the server a process.
-func poolSize() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+func PoolSize() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
 // Migrate applies the migrations to the database at url.
 func Migrate(ctx context.Context, url string) error {
-	if _, _, err := parseURL(url); err != nil {
-		return err
-	}
-	db, err := sql.Open("pgx", url)
+	db, err := openDB(url)
 	if err != nil {
 		return err
 	}
@@ -119,20 +153,19 @@ func Migrate(ctx context.Context, url string) error {
 	return migrate(ctx, db)
 }
 
-// migrate holds a session advisory lock while migrating, so instances that
-// start together apply each migration once.
-//
-// Advisory locks belong to the whole database, while the migrations (and
-// goose's version table) belong to the schema on the search_path. The lock
-// is therefore one per schema: deployments or tests in other schemas of the
-// same database do not wait for each other's migrations. A waiting instance
-// retries every second (goose's default is every five) for up to 5 minutes.
+// migrate holds a lock while migrating, so instances that start together
+// apply each migration once: goose's table lock, a row of pds_migration_lock
+// in the schema with a lease its holder renews, taken and released by
+// statements each a transaction of its own, which a transaction-mode pooler
+// passes through (a session's advisory lock would be taken on one server
+// session and released on another). The table is the schema's, so
+// deployments or tests in other schemas of the same database do not wait
+// for each other. A waiting instance tries again every second for up to 5
+// minutes; one that dies holding the lock leaves it to the others once its
+// 30 s lease runs out.
 func migrate(ctx context.Context, db *sql.DB) error {
-	var schema string
-	if err := db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		return fmt.Errorf("migrate postgres: %w", err)
-	}
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID(schema)), lock.WithLockTimeout(1, 300))
+	locker, err := lock.NewPostgresTableLocker(lock.WithTableName(migrationLockTable),
+		lock.WithTableLockTimeout(time.Second, 300), lock.WithTableUnlockTimeout(time.Second, 60))
 	if err != nil {
 		return err
 	}
@@ -140,7 +173,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithLocker(locker), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return err
 	}
@@ -150,12 +183,8 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// migrationLockID is the advisory lock key of the migrations of one schema.
-func migrationLockID(schema string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("pds migrations " + schema))
-	return int64(h.Sum64())
-}
+// migrationLockTable holds the migrations' lock row (goose's table lock).
+const migrationLockTable = "pds_migration_lock"
 
 func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError

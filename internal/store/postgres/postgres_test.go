@@ -10,6 +10,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/storetest"
 	"github.com/pds-dev/pds/internal/testenv"
@@ -21,11 +22,29 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, testenv.Postgres.NewStore)
 }
 
+// TestConformanceThroughPgBouncer: the whole suite through a pooler in
+// transaction mode with its defaults, whose server connections serve
+// another client after each transaction.
+func TestConformanceThroughPgBouncer(t *testing.T) {
+	t.Parallel()
+	testenv.Bouncer(t)
+	storetest.Run(t, testenv.PgBouncer.NewStore)
+}
+
 // TestConcurrentStartsMigrateOnce: instances starting together on one empty
-// database all come up; the advisory lock serialises the migrations.
+// database all come up and apply each migration once, directly and
+// through a pooler in transaction mode; the migrations' lock takes no
+// session's lock, which a pooler would take on one server connection and
+// release on another.
 func TestConcurrentStartsMigrateOnce(t *testing.T) {
 	t.Parallel()
-	db := testenv.Postgres.NewDatabase(t)
+	testenv.ForEachPostgres(t, func(t *testing.T, eng testenv.Engine) {
+		concurrentStarts(t, eng)
+	})
+}
+
+func concurrentStarts(t *testing.T, eng testenv.Engine) {
+	db := eng.NewDatabase(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
@@ -47,16 +66,37 @@ func TestConcurrentStartsMigrateOnce(t *testing.T) {
 			t.Fatalf("concurrent start: %v", err)
 		}
 	}
+	admin, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var versions, distinct int
+	if err := admin.QueryRow(`SELECT count(*), count(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0`).
+		Scan(&versions, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if versions != distinct || versions < 20 {
+		t.Fatalf("goose recorded %d migrations, %d of them distinct: each must be applied once", versions, distinct)
+	}
 }
 
-// TestKeyCacheAcrossInstances: a key cached by one instance, revoked through
-// another, is refused by the first on its very next lookup: while it
-// listens, and while its listening connection is lost (it reads the
-// database then) until it listens again.
+// TestKeyCacheAcrossInstances: with a direct connection to listen on, a
+// key cached by one instance, revoked through another, is refused by the
+// first on its very next lookup: while it listens, and while its listening
+// connection is lost (it reads the database then) until it listens again.
 func TestKeyCacheAcrossInstances(t *testing.T) {
 	t.Parallel()
 	db := testenv.Postgres.NewDatabase(t)
-	a, b := testenv.Postgres.Open(t, db), testenv.Postgres.Open(t, db)
+	open := func() store.Store {
+		st, err := postgres.Open(context.Background(), db, postgres.Options{DirectURL: db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	a, b := open(), open()
 	ctx := context.Background()
 	acc := storetest.NewAccount(t, a)
 	mint := func() domain.APIKey {
@@ -148,4 +188,58 @@ func TestCloseTwice(t *testing.T) {
 		st.Close()
 		st.Close()
 	}
+}
+
+// TestKeyCacheAcrossInstancesWithoutASession: with no direct connection
+// (behind a pooler), a key cached by one instance and revoked, changed or
+// deleted through another, or by an operator's statement, is seen so by
+// the first on its very next lookup: it reads the counter of key changes
+// before each lookup.
+func TestKeyCacheAcrossInstancesWithoutASession(t *testing.T) {
+	t.Parallel()
+	testenv.ForEachPostgres(t, func(t *testing.T, eng testenv.Engine) {
+		db := eng.NewDatabase(t)
+		a, b := eng.Open(t, db), eng.Open(t, db)
+		ctx := context.Background()
+		acc := storetest.NewAccount(t, a)
+		mint := func() domain.APIKey {
+			k, _, err := service.MintKey(ctx, a, service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes}, storetest.Epoch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k
+		}
+		lookup := func(k domain.APIKey, revoked bool) {
+			t.Helper()
+			got, err := b.KeyByHash(ctx, k.Hash)
+			if err != nil || got.ID != k.ID || (got.RevokedAt != nil) != revoked {
+				t.Fatalf("lookup of %s: %+v, %v; want revoked %v", k.ID, got, err, revoked)
+			}
+		}
+		k1, k2, k3 := mint(), mint(), mint()
+		lookup(k1, false)
+		lookup(k1, false) // from the cache
+		if err := a.RevokeKey(ctx, k1.ID, storetest.Epoch); err != nil {
+			t.Fatal(err)
+		}
+		lookup(k1, true)
+
+		admin, err := sql.Open("pgx", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		lookup(k2, false)
+		if _, err := admin.Exec(`UPDATE api_keys SET revoked_at = 1 WHERE id = $1`, k2.ID); err != nil {
+			t.Fatal(err)
+		}
+		lookup(k2, true)
+		lookup(k3, false)
+		if _, err := admin.Exec(`DELETE FROM api_keys WHERE id = $1`, k3.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.KeyByHash(ctx, k3.Hash); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("a deleted key: %v", err)
+		}
+	})
 }

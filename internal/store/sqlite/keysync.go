@@ -21,30 +21,19 @@ import (
 // person cache is emptied (see sqlstore.personCache). That is why the
 // counter is read on a connection of its own, held for the store's life.
 //
-// Concurrent requests share reads, as PostgreSQL's keyWatch shares round
-// trips: a request that finds no read under way reads the counter itself;
-// one that finds a read under way waits for the next read, which starts
-// only once that one has ended, so after the request arrived. Under load a
-// read answers every request that came in while the last one ran, instead
-// of each request paying a read transaction of its own (a tenth of a Get
-// Person's CPU).
+// Concurrent requests share reads (sqlstore.SharedRead), as PostgreSQL's
+// key caches share their round trips: under load a read answers every
+// request that came in while the last one ran, instead of each request
+// paying a read transaction of its own (a tenth of a Get Person's CPU).
 type changeCounter struct {
-	st   *sqlstore.Store
-	conn *sql.Conn
-	read *sql.Stmt
+	st    *sqlstore.Store
+	conn  *sql.Conn
+	read  *sql.Stmt
+	reads *sqlstore.SharedRead
 
 	mu      sync.Mutex
 	seen    int64
-	version int64         // data_version at the last read
-	reading bool          // a read is under way
-	next    *counterRound // the read that requests arriving now wait for
-}
-
-// counterRound is one read of the counter, shared by the requests that
-// arrived before it started.
-type counterRound struct {
-	done chan struct{}
-	err  error
+	version int64 // data_version at the last read
 }
 
 func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB) (*changeCounter, error) {
@@ -57,58 +46,14 @@ func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB) (*chan
 		conn.Close()
 		return nil, err
 	}
-	return &changeCounter{st: st, conn: conn, read: read}, nil
+	c := &changeCounter{st: st, conn: conn, read: read}
+	c.reads = sqlstore.NewSharedRead(c.readCounter, 0)
+	return c, nil
 }
 
 // Sync returns once a read of the counter that started after it was
 // called has emptied the cache if the counter moved.
-func (c *changeCounter) Sync(ctx context.Context) error {
-	c.mu.Lock()
-	if !c.reading {
-		c.reading = true
-		c.mu.Unlock()
-		err := c.readCounter(ctx)
-		if r := c.takeNext(); r != nil {
-			go c.serve(r)
-		}
-		return err
-	}
-	r := c.next
-	if r == nil {
-		r = &counterRound{done: make(chan struct{})}
-		c.next = r
-	}
-	c.mu.Unlock()
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// serve runs r and every read requested while it ran, until none is.
-func (c *changeCounter) serve(r *counterRound) {
-	for r != nil {
-		// No single waiter's context may cut a read that others wait for.
-		r.err = c.readCounter(context.Background())
-		close(r.done)
-		r = c.takeNext()
-	}
-}
-
-// takeNext returns the read requested meanwhile, or nil after marking
-// that no read is under way.
-func (c *changeCounter) takeNext() *counterRound {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.next
-	c.next = nil
-	if r == nil {
-		c.reading = false
-	}
-	return r
-}
+func (c *changeCounter) Sync(ctx context.Context) error { return c.reads.Wait(ctx) }
 
 // readCounter reads the counter and data_version, and empties the key
 // cache when the count moved, the person cache when anything was

@@ -169,14 +169,19 @@ func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error 
 // the instances together never take more than limit. It returns what it
 // took and what every instance has taken in the window since.
 func (s *Store) LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error) {
-	err = querier{s: s, db: s.counter}.queryRow(ctx, `INSERT INTO rate_windows (key_id, window_start, count, granted)
+	err = s.writeQuery(ctx, func(rows *sql.Rows) error {
+		if !rows.Next() {
+			return errors.Join(rows.Err(), sql.ErrNoRows)
+		}
+		return rows.Scan(&granted, &taken)
+	}, `INSERT INTO rate_windows (key_id, window_start, count, granted)
 		VALUES ($1, $2, $5, $5)
 		ON CONFLICT (key_id, window_start) DO UPDATE SET
 			count = rate_windows.count + CASE WHEN rate_windows.count >= $3 THEN 0
 				WHEN $3 - rate_windows.count < $4 THEN $3 - rate_windows.count ELSE $4 END,
 			granted = CASE WHEN rate_windows.count >= $3 THEN 0
 				WHEN $3 - rate_windows.count < $4 THEN $3 - rate_windows.count ELSE $4 END
-		RETURNING granted, count`, keyID, windowStart.UnixMilli(), limit, want, min(limit, want)).Scan(&granted, &taken)
+		RETURNING granted, count`, keyID, windowStart.UnixMilli(), limit, want, min(limit, want))
 	return granted, taken, err
 }
 
@@ -190,7 +195,7 @@ func (s *Store) RateCount(ctx context.Context, keyID string, windowStart time.Ti
 
 // PruneRate drops finished windows.
 func (s *Store) PruneRate(ctx context.Context, before time.Time) error {
-	_, err := querier{s: s, db: s.counter}.exec(ctx, `DELETE FROM rate_windows WHERE window_start < $1`, before.UnixMilli())
+	_, err := s.writer().exec(ctx, `DELETE FROM rate_windows WHERE window_start < $1`, before.UnixMilli())
 	return err
 }
 

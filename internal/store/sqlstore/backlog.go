@@ -39,8 +39,5 @@ func (s *Store) PoolStats() map[string]sql.DBStats {
 	} else {
 		out["read"], out["write"] = s.r.Stats(), s.w.Stats()
 	}
-	if s.counter != s.w {
-		out["rate_limit"] = s.counter.Stats()
-	}
 	return out
 }

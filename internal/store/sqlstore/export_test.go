@@ -78,7 +78,7 @@ func (s *Store) CreateUnlessHeldQuery(accountID string, externalID, email, fID *
 	ids := domain.Identifiers{ExternalID: externalID, Email: email, FID: fID}
 	call := newCreateCall(accountID, domain.NewID(domain.PersonIDPrefix), attributes{Identifiers: ids},
 		store.Write{Now: time.Now(), Window: time.Minute})
-	return createUnlessHeldQuery(s.dialect, accountID, ids, call.person, call.burst)
+	return createUnlessHeldQuery(s.dialect, accountID, ids, call.person, call.burst, "")
 }
 
 // ReadsPersonsTogether says Get Person calls share statements (fetcher).

@@ -28,7 +28,20 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 		return nil, err
 	}
 	token := domain.RandomHex(16)
-	rows, err := s.writer().query(ctx, `UPDATE bursts SET lease_until = $1, lease_token = $2
+	var out []domain.Burst
+	err := s.writeQuery(ctx, func(rows *sql.Rows) error {
+		out = out[:0]
+		for rows.Next() {
+			b := domain.Burst{LeaseToken: token}
+			var due int64
+			if err := rows.Scan(&b.PersonID, &b.AccountID, &b.Event, &due); err != nil {
+				return err
+			}
+			b.DueAt = domain.FromMillis(due)
+			out = append(out, b)
+		}
+		return rows.Err()
+	}, `UPDATE bursts SET lease_until = $1, lease_token = $2
 		WHERE person_id IN (SELECT person_id FROM bursts
 			WHERE due_at <= $3 AND (lease_until IS NULL OR lease_until <= $4)
 			ORDER BY due_at LIMIT $5`+s.dialect.ClaimRows+`)
@@ -38,18 +51,7 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []domain.Burst
-	for rows.Next() {
-		b := domain.Burst{LeaseToken: token}
-		var due int64
-		if err := rows.Scan(&b.PersonID, &b.AccountID, &b.Event, &due); err != nil {
-			return nil, err
-		}
-		b.DueAt = domain.FromMillis(due)
-		out = append(out, b)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CloseBurst turns a claimed burst into deliveries, or hands it back when a

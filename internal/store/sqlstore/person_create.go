@@ -55,13 +55,18 @@ func (s *Store) createUnlessHeld(ctx context.Context, accountID string, in domai
 // createUnlessHeldQuery is createUnlessHeld's statement. Its lookup is
 // holdersQuery's, each identifier on its own unique index; both inserts
 // read the lookup's snapshot, so they run exactly when it found no one.
-// It answers with the holders as heldSelect reads them.
-func createUnlessHeldQuery(d Dialect, accountID string, ids domain.Identifiers, person, burst []any) (string, []any) {
+// It answers with the holders as heldSelect reads them. guard, when set,
+// is one more condition of the insert, evaluated before its first row (a
+// batch's lock timeout).
+func createUnlessHeldQuery(d Dialect, accountID string, ids domain.Identifiers, person, burst []any, guard string) (string, []any) {
 	holders, hargs := holdersQuery(accountID, ids, heldLookup(d, ``))
 	args := sqlArgs(hargs)
+	if guard != "" {
+		guard = ` AND ` + guard
+	}
 	return `WITH h AS (` + holders + `),
 		p AS (INSERT INTO persons (` + newPersonColumns + `) SELECT ` + args.list(person...) + `
-			WHERE NOT EXISTS (SELECT 1 FROM h) RETURNING id),
+			WHERE NOT EXISTS (SELECT 1 FROM h)` + guard + ` RETURNING id),
 		b AS (INSERT INTO bursts (` + newBurstColumns + `) SELECT ` + args.list(burst...) + ` FROM p)
 		` + heldSelect(d, false), args
 }

@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"strings"
 	"sync"
 
@@ -33,14 +31,16 @@ import (
 // persons: 3,223 and 2,890 against 4,170 and 3,725 req/s, interleaved). So
 // that one batch cannot hold every create up behind a lock (an import's
 // transaction holding an identifier it inserted), a batch waits for a lock
-// at most 100 ms (createSession) before it fails and its calls run alone.
+// at most 100 ms (batchLockTimeout) before it fails and its calls run alone.
 
 // maxCreateBatch bounds the persons of one statement.
 const maxCreateBatch = 64
 
-// createSession sets up the batches' connection: a batch waits for a lock
-// at most 100 ms.
-const createSession = `SET lock_timeout = '100ms'`
+// batchLockTimeout is how long a batch's statement waits for a lock, set
+// by the statement itself, for its own transaction (set_config's is_local):
+// a session setting would outlive the statement on a connection that a
+// transaction-mode pooler hands to another client next.
+const batchLockTimeout = `(SELECT set_config('lock_timeout', '100ms', true)) IS NOT NULL`
 
 // createCall is one createUnlessHeld waiting for its batch.
 type createCall struct {
@@ -72,40 +72,6 @@ type creator struct {
 	quit  chan struct{}
 	stop  sync.Once
 	wg    sync.WaitGroup
-	// conn runs the batches, in the session createSession sets up. Only
-	// the worker touches it.
-	conn *sql.Conn
-}
-
-// connection is the batches' connection, made when there is none.
-func (c *creator) connection(ctx context.Context) (*sql.Conn, error) {
-	if c.conn != nil {
-		return c.conn, nil
-	}
-	conn, err := c.s.w.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.ExecContext(ctx, createSession); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	c.conn = conn
-	return conn, nil
-}
-
-// check drops the connection after an error that is not the server's
-// answer to the statement (a broken connection), so that the next batch
-// makes another. It is discarded, not given back to the pool with its
-// lock_timeout.
-func (c *creator) check(err error) {
-	var answered interface{ SQLState() string }
-	if c.conn == nil || errors.As(err, &answered) {
-		return
-	}
-	_ = c.conn.Raw(func(any) error { return driver.ErrBadConn })
-	c.conn.Close()
-	c.conn = nil
 }
 
 func startCreator(s *Store) *creator {
@@ -144,11 +110,6 @@ func (c *creator) create(ctx context.Context, call *createCall) error {
 
 func (c *creator) work() {
 	defer c.wg.Done()
-	defer func() {
-		if c.conn != nil {
-			c.conn.Close()
-		}
-	}()
 	var batch []*createCall
 	for {
 		var ok bool
@@ -186,7 +147,7 @@ func (c *creator) run(batch []*createCall) {
 }
 
 func (c *creator) runAlone(ctx context.Context, call *createCall) ([]heldRow, error) {
-	query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst)
+	query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst, "")
 	rows, err := c.s.writer().query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -212,31 +173,24 @@ func scanAllHeld(rows *sql.Rows) ([]heldRow, error) {
 // holds, with its outbox row, in one statement, and gives the others their
 // holders.
 func (c *creator) runTogether(ctx context.Context, batch []*createCall) error {
-	conn, err := c.connection(ctx)
-	if err != nil {
-		return err
-	}
 	if len(batch) == 1 {
 		// The statement of one call alone reads no list of inputs.
 		call := batch[0]
-		query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst)
-		rows, err := conn.QueryContext(ctx, query, args...)
+		query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst, batchLockTimeout)
+		rows, err := c.s.writer().query(ctx, query, args...)
 		if err != nil {
-			c.check(err)
 			return err
 		}
 		holders, err := scanAllHeld(rows)
 		if err != nil {
-			c.check(err)
 			return err
 		}
 		call.holders, call.err = holders, nil
 		return nil
 	}
 	query, args := createManyQuery(c.s.dialect, batch)
-	rows, err := conn.QueryContext(ctx, query, args...)
+	rows, err := c.s.writer().query(ctx, query, args...)
 	if err != nil {
-		c.check(err)
 		return err
 	}
 	defer rows.Close()
@@ -250,7 +204,6 @@ func (c *creator) runTogether(ctx context.Context, batch []*createCall) error {
 		holders[n] = addHeld(holders[n], r)
 	}
 	if err := rows.Close(); err != nil {
-		c.check(err)
 		return err
 	}
 	for i, call := range batch {
@@ -288,7 +241,7 @@ func createManyQuery(d Dialect, batch []*createCall) (string, []any) {
 	return `WITH i (n, ` + newPersonColumns + `, event, opened_at, last_change_at, due_at) AS (VALUES ` + strings.Join(rows, ", ") + `),
 		h AS (` + lookup("external_id") + ` UNION ALL ` + lookup("email_norm") + ` UNION ALL ` + lookup("f_id") + `),
 		p AS (INSERT INTO persons (` + newPersonColumns + `) SELECT ` + newPersonColumns + ` FROM i
-			WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.n = i.n) RETURNING id),
+			WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.n = i.n) AND ` + batchLockTimeout + ` RETURNING id),
 		b AS (INSERT INTO bursts (` + newBurstColumns + `)
 			SELECT i.id, i.account_id, i.event, i.opened_at, i.last_change_at, i.due_at FROM i JOIN p ON p.id = i.id)
 		` + heldSelect(d, true), args

@@ -38,6 +38,13 @@ type Dialect struct {
 	// import: PostgreSQL pays a round trip per statement, so its statements
 	// are long.
 	InsertParams int
+	// Unprepared runs every statement by its text, never through a
+	// database/sql prepared statement (PostgreSQL): a prepared statement is
+	// named on one server connection, which a transaction-mode pooler
+	// (PgBouncer) gives to another client once the transaction ends. The
+	// driver caches each statement's description instead, per connection,
+	// without naming it on the server (pgx's QueryExecModeCacheDescribe).
+	Unprepared bool
 	// BareParams prepares every statement with its numbered parameters
 	// written as anonymous ones (bareparams.go): SQLite binds each named
 	// parameter ($1) after a walk of the statement's list of names, so
@@ -173,9 +180,6 @@ type Store struct {
 	dialect  Dialect
 	r, w     *sql.DB
 	isUnique IsUniqueViolation
-	// counter takes the rate-limit counts; an engine may give it a pool that
-	// does not wait for the disk on commit (see SetCounterPool).
-	counter *sql.DB
 
 	stmts sync.Map // query text -> *sql.Stmt, per pool (see stmtKey)
 	// bareStmts holds each query's *bareStatement (nil: prepared as
@@ -212,7 +216,7 @@ type stmtKey struct {
 
 // New builds a Store over the given pools. r and w may be the same pool.
 func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
-	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, counter: w, personReads: newPersonReads(d)}
+	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, personReads: newPersonReads(d)}
 	if d.GroupCommit {
 		s.gc = newCommitter(s)
 	}
@@ -229,12 +233,6 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 // CloseWith has Close stop c (an engine's background work on the
 // database) first.
 func (s *Store) CloseWith(c io.Closer) { s.closers = append(s.closers, c) }
-
-// SetCounterPool gives the rate-limit counts a pool of their own. Losing the
-// last few counts in a crash costs nothing, so on PostgreSQL that pool
-// commits without waiting for the WAL flush, which is most of the price of
-// counting a request.
-func (s *Store) SetCounterPool(db *sql.DB) { s.counter = db }
 
 // SharesBudgets says whether rate budgets are counted in the database
 // (Dialect.SharedBudgets).
@@ -306,9 +304,6 @@ func (s *Store) Close() error {
 	if s.w != s.r {
 		err = errors.Join(err, s.w.Close())
 	}
-	if s.counter != s.w {
-		err = errors.Join(err, s.counter.Close())
-	}
 	return err
 }
 
@@ -370,6 +365,12 @@ func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Resul
 		})
 		return res, err
 	}
+	if q.s.dialect.Unprepared {
+		if q.tx != nil {
+			return q.tx.ExecContext(ctx, query, args...)
+		}
+		return q.db.ExecContext(ctx, query, args...)
+	}
 	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err
@@ -377,7 +378,37 @@ func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Resul
 	return st.ExecContext(ctx, q.s.bindArgs(query, args)...)
 }
 
+// writeQuery runs a statement that writes and answers rows (UPDATE ...
+// RETURNING) on the writer, and hands its rows to scan, which may be called
+// again from the start (it must set its results afresh). With group commit
+// it joins the committer's next batch, as a single exec does: the
+// committer alone waits for the write lock another process holds (see
+// committer.begin).
+func (s *Store) writeQuery(ctx context.Context, scan func(*sql.Rows) error, query string, args ...any) error {
+	run := func(q querier) error {
+		rows, err := q.query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if err := scan(rows); err != nil {
+			return err
+		}
+		return rows.Close()
+	}
+	if s.gc != nil {
+		return s.gc.run(ctx, run)
+	}
+	return run(s.writer())
+}
+
 func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if q.s.dialect.Unprepared {
+		if q.tx != nil {
+			return q.tx.QueryContext(ctx, query, args...)
+		}
+		return q.db.QueryContext(ctx, query, args...)
+	}
 	st, err := q.txStatement(ctx, query)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,58 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+
+	"github.com/pds-dev/pds/internal/store/sqlstore"
+)
+
+// keyPoll is PostgreSQL's sqlstore.KeySync when no session of its own can
+// LISTEN (--database names a transaction-mode pooler and no
+// --database-direct is given). Every change to a key bumps the one row of
+// key_changes in the same transaction (migration 00150), and a Sync reads
+// it through the pool: a statement that starts after a change committed
+// sees it, so when the count moved the cache is emptied before the key is
+// looked up. Concurrent requests share reads (sqlstore.SharedRead): one
+// statement per batch of requests, as keyWatch's round trips are, and
+// revocation takes effect on the very next request as there.
+type keyPoll struct {
+	st    *sqlstore.Store
+	db    *sql.DB
+	reads *sqlstore.SharedRead
+
+	mu   sync.Mutex
+	seen int64
+	read bool // seen holds a count read
+}
+
+func newKeyPoll(db *sql.DB, st *sqlstore.Store) *keyPoll {
+	p := &keyPoll{st: st, db: db}
+	p.reads = sqlstore.NewSharedRead(p.readCounter, syncTimeout)
+	return p
+}
+
+// Sync returns once a read of the counter that started after it was
+// called has emptied the cache if the counter moved.
+func (p *keyPoll) Sync(ctx context.Context) error { return p.reads.Wait(ctx) }
+
+// readCounter reads the counter and empties the key cache when it moved.
+// Reads never overlap, so a later read never sees an older count.
+func (p *keyPoll) readCounter(ctx context.Context) error {
+	var n int64
+	if err := p.db.QueryRowContext(ctx, `SELECT n FROM key_changes WHERE id = 1`).Scan(&n); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.read || n != p.seen {
+		// Keys cached before the first read may predate any change.
+		p.seen, p.read = n, true
+		p.st.ForgetKeys()
+	}
+	return nil
+}
+
+// Close does nothing: the reads use the store's pool.
+func (p *keyPoll) Close() error { return nil }
