@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"regexp"
 	"strings"
@@ -17,7 +16,7 @@ import (
 
 func TestUnauthorized(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		good := env.Key(acc)
@@ -71,7 +70,7 @@ func TestUnauthorized(t *testing.T) {
 // revoked through one is refused by the other on the very next request.
 func TestRevocationSeenByAnotherInstance(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
 		a := apitest.NewOn(t, eng.Open(t, db))
 		b := apitest.NewOn(t, eng.Open(t, db), apitest.WithClock(a.Clock))
@@ -89,7 +88,7 @@ func TestRevocationSeenByAnotherInstance(t *testing.T) {
 
 func TestWhoami(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		name := "crm-sync"
@@ -158,15 +157,10 @@ func TestRequestID(t *testing.T) {
 // its revocation, its deletion.
 func TestKeyChangesOutsideTheAPI(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
 		env := apitest.NewOn(t, eng.Open(t, db))
-		driver := map[string]string{"sqlite": "sqlite", "postgres": "pgx"}[eng.Name]
-		raw, err := sql.Open(driver, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
+		raw := eng.Raw(t, db)
 		exec := func(query string, args ...any) {
 			t.Helper()
 			if _, err := raw.Exec(query, args...); err != nil {

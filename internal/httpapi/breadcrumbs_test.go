@@ -48,7 +48,7 @@ func crumbIDs(bs []breadcrumbView) []string {
 
 func TestBreadcrumbFlavors(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		p := upsertPerson(env, key, map[string]any{"external_id": "f"}, 201)
@@ -76,7 +76,7 @@ func TestBreadcrumbFlavors(t *testing.T) {
 
 func TestAppendBreadcrumbResolvesItsPerson(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		key := env.Key(acc)
@@ -146,7 +146,7 @@ func TestAppendBreadcrumbResolvesItsPerson(t *testing.T) {
 
 func TestAppendBreadcrumbReferences(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		ctx := context.Background()
 		acc, otherAcc := env.NewAccount(), env.NewAccount()
@@ -179,7 +179,7 @@ func TestAppendBreadcrumbReferences(t *testing.T) {
 
 func TestBreadcrumbIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		p := upsertPerson(env, key, map[string]any{"external_id": "r", "email": "r@x.test"}, 201)
@@ -227,7 +227,7 @@ func TestBreadcrumbIdempotencyKey(t *testing.T) {
 
 func TestListBreadcrumbs(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		ctx := context.Background()
 		acc := env.NewAccount()
@@ -333,7 +333,7 @@ func TestListBreadcrumbs(t *testing.T) {
 // 201, every other a 200 replay.
 func TestBreadcrumbIdempotencyKeyUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		p := upsertPerson(env, key, map[string]any{"external_id": "race"}, 201)

@@ -12,7 +12,7 @@ import (
 
 func TestCampaignsAndProjects(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		ctx := context.Background()
 		acc, other := env.NewAccount(), env.NewAccount()

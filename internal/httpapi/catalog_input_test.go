@@ -18,7 +18,7 @@ var catalogLists = []string{"/tags", "/custom-fields", "/campaigns", "/projects"
 // integer is still just past the end, on both engines.
 func TestCatalogPagesFarPastTheEnd(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		key := env.Key(acc)
@@ -44,7 +44,7 @@ func TestCatalogPagesFarPastTheEnd(t *testing.T) {
 // so it is a 400 rather than a silent pick of one value.
 func TestCatalogRepeatedQueryParameters(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		for _, path := range catalogLists {
@@ -60,7 +60,7 @@ func TestCatalogRepeatedQueryParameters(t *testing.T) {
 // bytes that are not UTF-8) is the ordinary 404, never a database error.
 func TestCatalogUnstorableIDs(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		for _, id := range []string{"%00", "tag%00x", "%ff%fe"} {
@@ -79,7 +79,7 @@ func TestCatalogUnstorableIDs(t *testing.T) {
 // that names the member.
 func TestCatalogNULInText(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		tag := createTag(env, key, "vip", "person")
@@ -117,7 +117,7 @@ func wantSame404(t *testing.T, a, b *apitest.Response) {
 // never existed get byte-identical 404 bodies (request_id aside).
 func TestCatalogForeignIsAbsent(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		mineAcc := env.NewAccount()
 		mine, theirs := env.Key(mineAcc), env.Key(env.NewAccount())

@@ -26,7 +26,7 @@ import (
 // reached the receiver once.
 func TestWritersOfOnePersonAllSucceed(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
 		key := env.Key(env.NewAccount())

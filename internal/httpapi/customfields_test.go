@@ -45,7 +45,7 @@ func fieldIDs(fields []fieldView) string {
 
 func TestCustomFieldsCreateGetList(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 
@@ -92,7 +92,7 @@ func TestCustomFieldsCreateGetList(t *testing.T) {
 
 func TestCustomFieldsValidation(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 
@@ -144,7 +144,7 @@ func TestCustomFieldsValidation(t *testing.T) {
 
 func TestCustomFieldsKeyReservedAndLimit(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		cfg := apitest.DefaultConfig()
 		cfg.CustomFieldLimit = 2
 		env := apitest.New(t, eng, apitest.WithConfig(cfg))
@@ -177,7 +177,7 @@ func TestCustomFieldsKeyReservedAndLimit(t *testing.T) {
 
 func TestCustomFieldsUpdateAndArchive(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		f := createField(env, key, fieldBody("Person", "tier"))
@@ -209,7 +209,7 @@ func TestCustomFieldsUpdateAndArchive(t *testing.T) {
 
 func TestCustomFieldsReadOnly(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		key := env.Key(acc)
@@ -246,7 +246,7 @@ func TestCustomFieldsReadOnly(t *testing.T) {
 
 func TestCustomFieldsOfAnotherAccount(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		mine := env.Key(env.NewAccount())
 		theirs := env.Key(env.NewAccount())

@@ -16,7 +16,7 @@ import (
 // they let through, and a bad filter is a 400 naming it.
 func TestDeliveryLogFilters(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusNoContent)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
@@ -91,7 +91,7 @@ func TestDeliveryLogFilters(t *testing.T) {
 // as many as the log counts, and sent again under its id.
 func TestRedeliverFailed(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
 		acc := env.NewAccount()

@@ -133,7 +133,7 @@ var start = time.Date(2026, 11, 21, 10, 0, 10, 0, time.UTC)
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		st := eng.NewStore(t)
 		clk := clock.NewFake(start)
 		lim := ratelimit.For(st)

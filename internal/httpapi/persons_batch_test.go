@@ -51,7 +51,7 @@ func upsertBatch(env *apitest.Env, key string, items ...any) []batchResult {
 // have and checks each result against what Upsert Person answers alone.
 func TestUpsertPersonsBatch(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		key := env.Key(acc)
@@ -154,7 +154,7 @@ func TestUpsertPersonsBatch(t *testing.T) {
 // is one problem, and nothing of it is written.
 func TestUpsertPersonsBatchRequestErrors(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		good := `{"external_id":"x"}`
@@ -222,7 +222,7 @@ func TestUpsertPersonsBatchCountsOnce(t *testing.T) {
 // nothing, and another account's subscription nothing.
 func TestUpsertPersonsBatchEvents(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc, rcForeign := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc, rcForeign))
 		key := env.Key(env.NewAccount())

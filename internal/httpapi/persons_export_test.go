@@ -68,7 +68,7 @@ func seedBatches(env *apitest.Env, key, prefix string, n int) []string {
 // age and by tag_ids; nothing of another account.
 func TestExportPersons(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		otherKey := env.Key(env.NewAccount())
@@ -204,7 +204,7 @@ func (s *exportProbe) ExportPersons(ctx context.Context, accountID string, sel d
 // the export reads nothing more.
 func TestExportPersonsClientGoesAway(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		probe := &exportProbe{Store: eng.NewStore(t), second: make(chan struct{}), ended: make(chan error, 1)}
 		env := apitest.NewOn(t, probe)
 		key := env.Key(env.NewAccount())

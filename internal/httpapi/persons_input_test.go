@@ -16,7 +16,7 @@ import (
 // id holding it names nothing (404), and nothing is changed.
 func TestPersonInputsWithNULAndInvalidText(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		createField(env, key, map[string]any{"collection": "Person", "data_type": "str", "key": "nick"})
@@ -73,7 +73,7 @@ func TestPersonInputsWithNULAndInvalidText(t *testing.T) {
 // request_id aside, on every person route: nothing tells them apart.
 func TestForeignPersonIsAbsent(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		owner := env.Key(env.NewAccount())
 		foreign := upsertPerson(env, owner, map[string]any{"external_id": "mine"}, 201).ID

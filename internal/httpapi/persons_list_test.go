@@ -14,7 +14,7 @@ import (
 
 func TestListPersons(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		red, blue := createTag(env, key, "red", "person"), createTag(env, key, "blue", "person")
@@ -115,7 +115,7 @@ func nonNil(ids []string) []string {
 
 func TestListPersonsRefusesBadQueries(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		wantInvalid(t, env.Get(key, "/persons").Want(400).Problem(), "updated_since", "external_id", "email")
@@ -145,7 +145,7 @@ func TestListPersonsRefusesBadQueries(t *testing.T) {
 
 func TestPersonTags(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		one, two, three := createTag(env, key, "one", "person"), createTag(env, key, "two", "event"), createTag(env, key, "three", "person")

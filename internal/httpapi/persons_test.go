@@ -61,7 +61,7 @@ func nowText(env *apitest.Env) string { return env.Clock.Now().UTC().Format(doma
 
 func TestUpsertPerson(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		cfg := apitest.DefaultConfig()
 		cfg.WebhookWindow = 2 * time.Minute
 		env := apitest.New(t, eng, apitest.WithConfig(cfg))
@@ -129,7 +129,7 @@ func TestUpsertPerson(t *testing.T) {
 
 func TestPersonWritesRefuseBadInput(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		p := upsertPerson(env, key, map[string]any{"external_id": "x"}, 201)
@@ -169,7 +169,7 @@ func TestPersonWritesRefuseBadInput(t *testing.T) {
 
 func TestUpdatePerson(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		p := upsertPerson(env, key, map[string]any{"external_id": "u", "first_name": "Una", "phone": "1", "email": "una@x.test"}, 201)
@@ -202,7 +202,7 @@ func TestUpdatePerson(t *testing.T) {
 
 func TestPersonCustomFieldValues(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		for _, f := range [][2]string{{"n", "int"}, {"ratio", "float"}, {"price", "money"}, {"ok", "bool"},
@@ -261,7 +261,7 @@ func TestPersonCustomFieldValues(t *testing.T) {
 
 func TestGetPersonExtended(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		for _, f := range [][2]string{{"n", "int"}, {"price", "money"}, {"ok", "bool"}, {"colors", "list"}, {"born", "date"},

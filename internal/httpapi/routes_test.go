@@ -21,7 +21,7 @@ var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 // every scope but the one the route needs, and expects a 403 naming it.
 func TestEveryRouteNeedsItsScope(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		checked := map[domain.Scope]int{}
@@ -150,7 +150,7 @@ func TestOperationalEndpoints(t *testing.T) {
 // clear 404 or 400 on every route and on both engines, never a database error.
 func TestTextNoEngineCanHoldIsRefusedEverywhere(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		for _, r := range env.Server.Routes() {

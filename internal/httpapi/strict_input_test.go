@@ -15,7 +15,7 @@ import (
 // nothing. One row per finding of the strict-input probe, on both engines.
 func TestStrictInput(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := newWebhookEnv(t, eng, webhook.Settings{Resolver: fakeResolver{"hooks.example": {"93.184.215.14"}}})
 		acc := env.NewAccount()
 		key := env.Key(acc)

@@ -35,7 +35,7 @@ func tagIDs(tags []tagView) string {
 
 func TestTagsCreateGetList(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 
@@ -81,7 +81,7 @@ func TestTagsCreateGetList(t *testing.T) {
 
 func TestTagsDuplicateAndRevive(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		tag := createTag(env, key, "vip", "person")
@@ -116,7 +116,7 @@ func TestTagsDuplicateAndRevive(t *testing.T) {
 
 func TestTagsUpdate(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		tag := createTag(env, key, "vip", "person")
@@ -153,7 +153,7 @@ func TestTagsUpdate(t *testing.T) {
 
 func TestTagsValidation(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		key := env.Key(env.NewAccount())
 		// Bounds count characters, not bytes: "é" is two bytes, "😀" four.
@@ -204,7 +204,7 @@ func TestTagsValidation(t *testing.T) {
 
 func TestTagsOfAnotherAccount(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		mine := env.Key(env.NewAccount())
 		theirs := env.Key(env.NewAccount())
@@ -233,7 +233,7 @@ func TestTagsOfAnotherAccount(t *testing.T) {
 // Retry-After, all as the contract documents them.
 func TestCatalogRateLimit(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := apitest.New(t, eng)
 		acc := env.NewAccount()
 		two := 2

@@ -41,7 +41,7 @@ func keysOf(m map[string]any) string { return strings.Join(slices.Sorted(maps.Ke
 // verifier until 300 s have passed.
 func TestPersonEventsEndToEnd(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rcBoth, rcCreated, rcUpdated, rcForeign := webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t), webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rcBoth, rcCreated, rcUpdated, rcForeign))
 		key := env.Key(env.NewAccount())

@@ -33,7 +33,7 @@ func notFoundBody(t *testing.T, res *apitest.Response, id string) map[string]any
 // that does not exist (decisions.md section 2), so ids cannot be probed.
 func TestForeignWebhookIDsLookAbsent(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
 		key, otherKey := env.Key(env.NewAccount()), env.Key(env.NewAccount())

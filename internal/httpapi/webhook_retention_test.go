@@ -17,7 +17,7 @@ import (
 // 404. Another account's younger delivery stays.
 func TestDeliveryLogRetention(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusOK)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))

@@ -18,7 +18,7 @@ import (
 // signing for the overlap.
 func TestSignatureScheme(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusOK)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))

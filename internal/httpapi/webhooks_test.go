@@ -121,7 +121,7 @@ var secretPattern = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{44}$`)
 
 func TestWebhookSubscriptions(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
 		acc := env.NewAccount()
@@ -197,7 +197,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 // would do.
 func TestPlainHTTPTargets(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		resolver := fakeResolver{"hooks.example": {"93.184.215.14"}}
 		strict := newWebhookEnv(t, eng, webhook.Settings{Resolver: resolver})
 		open := newWebhookEnv(t, eng, webhook.Settings{Resolver: resolver, AllowPrivate: true})
@@ -229,7 +229,7 @@ func TestPlainHTTPTargets(t *testing.T) {
 // make one, and a target set through it ends the exception.
 func TestALocalListenerThroughTheAPI(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		env := newWebhookEnv(t, eng, webhook.Settings{Resolver: fakeResolver{"hooks.example": {"93.184.215.14"}}})
 		acc := env.NewAccount()
 		key := env.Key(acc)
@@ -268,7 +268,7 @@ func TestALocalListenerThroughTheAPI(t *testing.T) {
 
 func TestWebhookInputIsValidated(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		s := webhook.Settings{Resolver: fakeResolver{
 			"hooks.example":    {"93.184.215.14"},
 			"internal.example": {"10.1.2.3"},
@@ -356,7 +356,7 @@ func TestWebhookInputIsValidated(t *testing.T) {
 
 func TestRotateSecret(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusServiceUnavailable)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
@@ -395,7 +395,7 @@ func TestRotateSecret(t *testing.T) {
 
 func TestDeliveryLogAndRedelivery(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusServiceUnavailable)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
@@ -459,7 +459,7 @@ func TestDeliveryLogAndRedelivery(t *testing.T) {
 // switch a subscription off with their reason; PATCH brings it back.
 func TestDeactivationShowsAndPatchReactivates(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		rc.Always(http.StatusGone)
 		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))

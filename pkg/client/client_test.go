@@ -96,7 +96,7 @@ func want(t *testing.T, what string, r response, err error, status int) {
 // export streamed, and a webhook delivery decoded into DeliveryBody.
 func TestClientEndToEnd(t *testing.T) {
 	t.Parallel()
-	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
 		cfg := apitest.DefaultConfig()
 		cfg.Webhook = webhooktest.Settings(rc)
