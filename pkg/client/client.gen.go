@@ -892,12 +892,15 @@ type DeliveryAttempt struct {
 	Error nullable.Nullable[string] `json:"error"`
 
 	// RequestHeaders The headers pds set on this attempt's request, by name, as sent: `Content-Type`,
-	// `User-Agent` and the `Service-*` headers, the signature among them (signed at the
-	// attempt's own time, so each attempt's differs). A name sent with several values would
-	// hold them joined by `, `. The HTTP client adds only what the protocol itself needs
-	// (`Host`, `Content-Length`, `Accept-Encoding`), which is not recorded. An attempt that got
-	// no answer shows what it was to send. The signature is an HMAC: no secret is ever stored
-	// or shown here. `{}` for attempts recorded before headers were kept.
+	// `User-Agent` and the `Service-*` headers (and the `webhook-*` ones under
+	// `standard-webhooks`). A name sent with several values would hold them joined by `, `.
+	// The HTTP client adds only what the protocol itself needs (`Host`, `Content-Length`,
+	// `Accept-Encoding`), which is not recorded. An attempt that got no answer shows what it was
+	// to send. Each signature is kept with its time and scheme but not its value, which anyone
+	// reading the log could send the receiver again within its timestamp tolerance:
+	// `Service-Signature` as `t=1795259056,v1=…redacted`, `webhook-signature` as
+	// `v1,…redacted` (once per secret that signed). No secret is ever stored or shown here.
+	// `{}` for attempts recorded before headers were kept.
 	RequestHeaders map[string]string `json:"request_headers"`
 
 	// StatusCode null when no response arrived.

@@ -149,3 +149,19 @@ func TestCloseTwice(t *testing.T) {
 		st.Close()
 	}
 }
+
+// TestSignaturesRedactedAtRest: attempts keep their signatures' time and
+// scheme, not their values; migration 00140 redacts those recorded whole.
+func TestSignaturesRedactedAtRest(t *testing.T) {
+	t.Parallel()
+	url := testenv.Postgres.NewDatabase(t)
+	st := testenv.Postgres.Open(t, url)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.SignaturesRedactedAtRest(t, st, db, func() error {
+		return postgres.RerunMigration(context.Background(), url, 140)
+	})
+}
