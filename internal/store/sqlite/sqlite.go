@@ -62,8 +62,12 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 	return st, nil
 }
 
-// Migrate applies the migrations to the file at path.
+// Migrate applies the migrations to the file at path, creating it (and
+// its directory) for its owner alone when it is not there yet.
 func Migrate(ctx context.Context, path string) error {
+	if err := createPrivate(path); err != nil {
+		return fmt.Errorf("database %q: %w", path, err)
+	}
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return err
