@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -126,14 +127,74 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	s.startSession(w, r, key.AccountID, key.Hash)
 }
 
-// followLink starts a session from a one-time link (pds console link).
-func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
-	link, err := s.store.TakeConsoleLink(r.Context(), hashToken(r.PathValue("token")), s.now())
+// linkCookie carries, from a link's page to its button's post, the
+// confirmation the page's form holds too: a post from a page of another
+// site, which SameSite=Strict sends without it, cannot sign a visitor in.
+const linkCookie = "pds_console_link"
+
+type linkView struct {
+	AccountID string
+	Key       *domain.APIKey
+	ExpiresAt time.Time
+	// Path is the link's own, where its button posts; Confirm the value
+	// its form sends with the cookie's.
+	Path, Confirm string
+}
+
+// linkPage shows whom a one-time link (pds console link) signs in as, and
+// a button that does. Fetching the link spends nothing and starts nothing,
+// by GET or HEAD: mail scanners and chat previews fetch the links they
+// see, and the first fetch would otherwise spend it, or take the session.
+func (s *Server) linkPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	now := s.now()
+	link, err := s.store.ConsoleLink(ctx, hashToken(r.PathValue("token")), now)
 	if err != nil {
 		s.fail(w, r, nil, err)
 		return
 	}
-	if _, err := service.ActiveKey(r.Context(), s.store, link.KeyHash, s.now()); err != nil {
+	key, err := service.ActiveKey(ctx, s.store, link.KeyHash, now)
+	if err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	path := Prefix + "/link/" + r.PathValue("token")
+	confirm := newToken()
+	http.SetCookie(w, &http.Cookie{Name: linkCookie, Value: confirm, Path: path, MaxAge: int(link.ExpiresAt.Sub(now).Seconds()) + 1,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
+	s.render(w, r, nil, http.StatusOK, "link", "Sign in with a link", linkView{AccountID: link.AccountID, Key: key,
+		ExpiresAt: link.ExpiresAt, Path: path, Confirm: confirm})
+}
+
+// followLink spends a one-time link and starts a session acting as its
+// key, for the post of the button on the link's own page alone: from this
+// console (sameOrigin) and confirmed by that page (linkCookie).
+func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	if err := sameOrigin(r); err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	form, err := formBody(r)
+	if err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	c, err := r.Cookie(linkCookie)
+	if err != nil || form.Get("confirm") == "" || subtle.ConstantTimeCompare([]byte(form.Get("confirm")), []byte(c.Value)) != 1 {
+		s.fail(w, r, nil, &domain.ForbiddenError{Detail: "Signing in with a link takes its page's button; open the link again and press Sign in."})
+		return
+	}
+	link, err := s.store.TakeConsoleLink(ctx, hashToken(r.PathValue("token")), s.now())
+	if err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	if _, err := service.ActiveKey(ctx, s.store, link.KeyHash, s.now()); err != nil {
 		s.fail(w, r, nil, err)
 		return
 	}
