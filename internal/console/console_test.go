@@ -44,11 +44,21 @@ func newEnv(t *testing.T, eng testenv.Engine) *env {
 // newEnvWith is newEnv with webhook settings (receivers it may reach).
 func newEnvWith(t *testing.T, eng testenv.Engine, hooks webhook.Settings) *env {
 	t.Helper()
-	st := eng.NewStore(t)
+	return newEnvOn(t, eng.NewStore(t), hooks, nil)
+}
+
+// newEnvOn is newEnvWith on an open store, with a budget of failed
+// authentications the test may observe (nil: a fresh one); the API and the
+// console share it, as in pds serve.
+func newEnvOn(t *testing.T, st store.Store, hooks webhook.Settings, failures *ratelimit.Failures) *env {
+	t.Helper()
 	clk := clock.NewFake(start)
 	lim := ratelimit.NewMemory()
 	log := slog.New(slog.DiscardHandler)
-	shared := serving.Settings{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute}
+	if failures == nil {
+		failures = ratelimit.NewFailures(serving.DefaultAuthFailureLimit)
+	}
+	shared := serving.Settings{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute, AuthFailures: failures}
 	cons := console.New(console.Config{Settings: shared}, st, clk, lim, log)
 	api := httpapi.New(httpapi.Config{Settings: shared, Console: cons.Handler()}, st, clk, lim, log)
 	hs := httptest.NewServer(api.Handler())

@@ -8,12 +8,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
 	"github.com/pds-dev/pds/internal/problems"
+	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
@@ -98,6 +100,10 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
 // it. The key itself is dropped once checked: the session names it by its
 // hash.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	addr, refused := s.throttled(w, r)
+	if refused {
+		return
+	}
 	if err := sameOrigin(r); err != nil {
 		s.showProblem(w, r, nil, problems.For(err))
 		return
@@ -111,6 +117,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	key, err := service.Authenticate(r.Context(), s.store, secret, s.now())
 	var ue *domain.UnauthorizedError
 	if errors.As(err, &ue) || secret == "" {
+		s.failedAuthentication(addr)
 		detail := "Paste an API key (pds_…)."
 		if ue != nil {
 			detail = ue.Detail
@@ -149,9 +156,16 @@ func (s *Server) linkPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
+	addr, refused := s.throttled(w, r)
+	if refused {
+		return
+	}
 	now := s.now()
 	link, err := s.store.ConsoleLink(ctx, hashToken(r.PathValue("token")), now)
 	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			s.failedAuthentication(addr)
+		}
 		s.fail(w, r, nil, err)
 		return
 	}
@@ -175,6 +189,10 @@ func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
+	addr, refused := s.throttled(w, r)
+	if refused {
+		return
+	}
 	if err := sameOrigin(r); err != nil {
 		s.fail(w, r, nil, err)
 		return
@@ -191,6 +209,9 @@ func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
 	}
 	link, err := s.store.TakeConsoleLink(ctx, hashToken(r.PathValue("token")), s.now())
 	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			s.failedAuthentication(addr)
+		}
 		s.fail(w, r, nil, err)
 		return
 	}
@@ -233,6 +254,39 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	clearSessionCookie(w, r)
 	http.Redirect(w, r, Prefix+"/sign-in?ended=signedout", http.StatusSeeOther)
+}
+
+// authFace names the console in the failed-authentication metrics.
+const authFace = "console"
+
+// throttledError refuses an address that has failed to authenticate too
+// often this minute, before anything of it is read.
+type throttledError struct{ decision ratelimit.Decision }
+
+func (e throttledError) Error() string { return "too many failed authentications" }
+
+// throttled answers the API's 429 to an address that has spent its budget
+// of failed authentications (serving.Settings.AuthFailures, shared with
+// the API), and otherwise returns the address its failures count against.
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request) (addr string, refused bool) {
+	addr, now := s.cfg.ClientAddress(r), s.now()
+	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
+		s.refuseThrottled(w, r, d)
+		return addr, true
+	}
+	return addr, false
+}
+
+func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
+	now := s.now()
+	w.Header().Set("Retry-After", strconv.Itoa(d.ResetIn(now)))
+	s.showProblem(w, r, nil, problems.New(http.StatusTooManyRequests, d.ThrottledRefusal(now)))
+}
+
+// failedAuthentication counts a key, link or session that was not one
+// against the address it came from.
+func (s *Server) failedAuthentication(addr string) {
+	s.cfg.AuthFailures.Failed(authFace, addr, s.now())
 }
 
 // MintLink stores a one-time sign-in link that starts a session acting as

@@ -2382,7 +2382,8 @@ type ClientInterface interface {
 	//
 	// Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 	// key may call it, whatever its scopes, and the call does not count against the key's rate
-	// limit. `last_used_at` is refreshed at most once a minute.
+	// limit (a 429 here means the address has failed to authenticate too often this minute).
+	// `last_used_at` is refreshed at most once a minute.
 	//
 	// Corresponds with GET /me (the `Whoami` operationId).
 	Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3230,7 +3231,8 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //
 // Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 // key may call it, whatever its scopes, and the call does not count against the key's rate
-// limit. `last_used_at` is refreshed at most once a minute.
+// limit (a 429 here means the address has failed to authenticate too often this minute).
+// `last_used_at` is refreshed at most once a minute.
 //
 // Corresponds with GET /me (the `Whoami` operationId).
 func (c *Client) Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6392,7 +6394,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 	// key may call it, whatever its scopes, and the call does not count against the key's rate
-	// limit. `last_used_at` is refreshed at most once a minute.
+	// limit (a 429 here means the address has failed to authenticate too often this minute).
+	// `last_used_at` is refreshed at most once a minute.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8200,6 +8203,13 @@ type WhoamiResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// WhoamiResponse429Headers the declared response headers of an HTTP 429 response for Whoami
+type WhoamiResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
 // WhoamiResponse503Headers the declared response headers of an HTTP 503 response for Whoami
 type WhoamiResponse503Headers struct {
 	RetryAfter *int
@@ -8214,6 +8224,8 @@ type WhoamiResponse struct {
 	ApplicationProblemJSON400 *BadRequest
 	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8222,6 +8234,8 @@ type WhoamiResponse struct {
 	Headers200 *WhoamiResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *WhoamiResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WhoamiResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *WhoamiResponse503Headers
 }
@@ -8239,6 +8253,11 @@ func (r WhoamiResponse) GetApplicationProblemJSON400() *BadRequest {
 // GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r WhoamiResponse) GetApplicationProblemJSON401() *Unauthorized {
 	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r WhoamiResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
 }
 
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -11655,7 +11674,8 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 //
 // Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 // key may call it, whatever its scopes, and the call does not count against the key's rate
-// limit. `last_used_at` is refreshed at most once a minute.
+// limit (a 429 here means the address has failed to authenticate too often this minute).
+// `last_used_at` is refreshed at most once a minute.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13853,6 +13873,13 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 		}
 		response.ApplicationProblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13890,6 +13917,30 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers WhoamiResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers WhoamiResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
