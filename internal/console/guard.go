@@ -27,6 +27,17 @@ type viewer struct {
 // may do.
 func (v *viewer) Can(scope string) bool { return v != nil && v.key.HasScope(domain.Scope(scope)) }
 
+// SeesDeliveryBody, SeesTagNames and SeesFieldLabels say what a page may
+// show of what it reads, by the rules the API follows (internal/service):
+// a page shows exactly what the API answers the same key.
+func (v *viewer) SeesDeliveryBody() bool { return v != nil && service.SeesDeliveryBody(v.key) }
+
+// SeesTagNames: see SeesDeliveryBody.
+func (v *viewer) SeesTagNames() bool { return v != nil && service.SeesTagNames(v.key) }
+
+// SeesFieldLabels: see SeesDeliveryBody.
+func (v *viewer) SeesFieldLabels() bool { return v != nil && service.SeesFieldLabels(v.key) }
+
 // AccountID is the account every page shows.
 func (v *viewer) AccountID() string { return v.key.AccountID }
 

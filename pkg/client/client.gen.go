@@ -964,6 +964,12 @@ type DeliveryDetail struct {
 	AttemptLog []DeliveryAttempt `json:"attempt_log"`
 	Attempts   int               `json:"attempts"`
 
+	// Body The body as sent (the same JSON, re-encoded: a signature covers the bytes the
+	// receiver got), present only when the key holds `persons:read` as well as
+	// `webhooks:read`: it holds the person's extended view, which `GET /persons/{person_id}`
+	// answers only with `persons:read`.
+	Body *DeliveryBody `json:"body,omitempty"`
+
 	// Created RFC 3339, UTC, millisecond precision.
 	//
 	// Examples: 2026-11-21T10:15:30.123Z
@@ -2871,7 +2877,11 @@ type ClientInterface interface {
 
 	// GetDelivery Get a delivery with its attempts
 	//
-	// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+	// One delivery of the subscription with every attempt made so far (when, the answer's status
+	// or the error, the duration, and the headers the request was sent with), for debugging a
+	// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+	// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+	// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 	GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4060,7 +4070,11 @@ func (c *Client) RedeliverFailed(ctx context.Context, id string, body RedeliverF
 
 // GetDelivery Get a delivery with its attempts
 //
-// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+// One delivery of the subscription with every attempt made so far (when, the answer's status
+// or the error, the duration, and the headers the request was sent with), for debugging a
+// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 //
 // Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 func (c *Client) GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6915,7 +6929,11 @@ type ClientWithResponsesInterface interface {
 
 	// GetDeliveryWithResponse Get a delivery with its attempts
 	//
-	// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+	// One delivery of the subscription with every attempt made so far (when, the answer's status
+	// or the error, the duration, and the headers the request was sent with), for debugging a
+	// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+	// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+	// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12399,7 +12417,11 @@ func (c *ClientWithResponses) RedeliverFailedWithResponse(ctx context.Context, i
 
 // GetDeliveryWithResponse Get a delivery with its attempts
 //
-// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+// One delivery of the subscription with every attempt made so far (when, the answer's status
+// or the error, the duration, and the headers the request was sent with), for debugging a
+// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 //
 // Returns a wrapper object for the known response body format(s).
 //
