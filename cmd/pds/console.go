@@ -60,7 +60,7 @@ func (e cmdEnv) consoleCmd(args []string) error {
 	if c.json {
 		return e.printJSON(map[string]any{"link": link, "key_id": key.ID, "expires_at": domain.T(now.Add(*valid))})
 	}
-	fmt.Fprintf(e.stdout, "Open this link within %s; it signs in once, as key %s (%s), for %s:\n\n  %s\n\n", *valid, key.ID, name, *session, link)
+	fmt.Fprintf(e.stdout, "Open this link within %s and press Sign in; it signs in once, as key %s (%s), for %s:\n\n  %s\n\n", *valid, key.ID, name, *session, link)
 	fmt.Fprintf(e.stdout, "pds keys revoke %s ends that session.\n", key.ID)
 	return nil
 }

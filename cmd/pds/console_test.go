@@ -1,17 +1,24 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestConsoleLinkSignsInOnce: pds console link prints a link that, followed
-// in a browser, starts a console session of the account as a key minted
-// for it, once; the key it mints is listed, named for who asked, and
-// revoking it ends the session.
+func isSession(c *http.Cookie) bool { return c.Name == "pds_console" && c.Value != "" }
+
+// TestConsoleLinkSignsInOnce: pds console link prints a link whose page,
+// fetched by GET or HEAD as often as a mail scanner likes, spends nothing;
+// its button starts a console session of the account as a key minted for
+// it, once; the key it mints is listed, named for who asked, and revoking
+// it ends the session.
 func TestConsoleLinkSignsInOnce(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "pds.db")
@@ -40,10 +47,44 @@ func TestConsoleLinkSignsInOnce(t *testing.T) {
 	}
 
 	srv := startServer(t, "--database", db)
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	fetch := func(method string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.base+u.Path, nil)
+		res, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	// A mail scanner or a chat preview fetches the link: it spends nothing
+	// and gets no session.
+	for _, method := range []string{http.MethodHead, http.MethodGet, http.MethodHead, http.MethodGet} {
+		if res := fetch(method); res.StatusCode != http.StatusOK || slices.ContainsFunc(res.Cookies(), isSession) {
+			t.Fatalf("%s of the link: %d, cookies %v", method, res.StatusCode, res.Cookies())
+		}
+	}
+	// The person who asked for it presses the page's button.
+	req, _ := http.NewRequest(http.MethodGet, srv.base+u.Path, nil)
+	shown, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(shown.Body)
+	shown.Body.Close()
+	confirm := regexp.MustCompile(`name="confirm" value="([^"]+)"`).FindSubmatch(body)
+	if confirm == nil {
+		t.Fatalf("the link's page has no button's form: %s", body)
+	}
 	follow := func() *http.Response {
 		t.Helper()
-		res, err := noRedirect.Get(srv.base + u.Path)
+		req, _ := http.NewRequest(http.MethodPost, srv.base+u.Path, strings.NewReader(url.Values{"confirm": {string(confirm[1])}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", srv.base)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		res, err := browser.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,12 +92,15 @@ func TestConsoleLinkSignsInOnce(t *testing.T) {
 		return res
 	}
 	res := follow()
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/console/" || len(res.Cookies()) != 1 {
-		t.Fatalf("following the link: %d to %q, cookies %v", res.StatusCode, res.Header.Get("Location"), res.Cookies())
+	i := slices.IndexFunc(res.Cookies(), isSession)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/console/" || i < 0 {
+		t.Fatalf("signing in with the link: %d to %q, cookies %v", res.StatusCode, res.Header.Get("Location"), res.Cookies())
 	}
+	session := res.Cookies()[i]
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	page := func() int {
 		req, _ := http.NewRequest("GET", srv.base+"/console/persons", nil)
-		req.AddCookie(res.Cookies()[0])
+		req.AddCookie(session)
 		r, err := noRedirect.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -69,6 +113,9 @@ func TestConsoleLinkSignsInOnce(t *testing.T) {
 	}
 	if again := follow(); again.StatusCode != http.StatusNotFound {
 		t.Fatalf("the link followed again: %d", again.StatusCode)
+	}
+	if again := fetch(http.MethodGet); again.StatusCode != http.StatusNotFound {
+		t.Fatalf("the link fetched once used: %d", again.StatusCode)
 	}
 	if out, err := pds(t, "keys", "revoke", link.KeyID, "--database", db); err != nil {
 		t.Fatalf("revoke: %v %s", err, out)

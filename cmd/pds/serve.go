@@ -46,6 +46,7 @@ type serveConfig struct {
 	databaseTimeout     time.Duration
 	tlsCert, tlsKey     string
 	migrate             bool
+	clientAddressHeader string
 }
 
 func (e cmdEnv) serve(args []string) error {
@@ -88,6 +89,9 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
 	fs.BoolVar(&cfg.migrate, "migrate", true,
 		"apply pending migrations at start; false: never change the schema, and refuse to start, naming them, when migrations are pending (a deploy runs pds migrate first)")
+	fs.StringVar(&cfg.clientAddressHeader, "client-address-header", "",
+		"behind a proxy: the header it writes the client's address in (X-Forwarded-For, X-Real-IP, Forwarded); its last address "+
+			"is the client's for the budget of failed authentications. Name one only a proxy sets: off, the connection's peer is the client")
 	return cfg
 }
 
@@ -96,7 +100,8 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	if err := errors.Join(positive("rate-limit", cfg.rateLimit), positive("custom-field-limit", cfg.customFieldLimit),
 		positiveDuration("webhook-window", cfg.webhookWindow), positiveDuration("webhook-timeout", cfg.webhookTimeout),
 		positiveDuration("shutdown-grace", cfg.shutdownGracePeriod), positiveDuration("database-timeout", cfg.databaseTimeout),
-		drainWithinGrace(cfg.shutdownDrain, cfg.shutdownGracePeriod), checkDatabases(c)); err != nil {
+		drainWithinGrace(cfg.shutdownDrain, cfg.shutdownGracePeriod), checkDatabases(c),
+		checkHeaderName("client-address-header", cfg.clientAddressHeader)); err != nil {
 		return usageError{err}
 	}
 	hooks, err := webhookSettings(cfg)
@@ -147,14 +152,19 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		return err
 	}
 
+	// One budget of failed authentications per client address, for the
+	// API's keys and the console's sign-ins, links and sessions alike.
+	failures := ratelimit.NewFailures(serving.DefaultAuthFailureLimit)
 	shared := serving.Settings{
-		PublicURL:        cfg.publicURL,
-		RateLimit:        cfg.rateLimit,
-		CustomFieldLimit: cfg.customFieldLimit,
-		WebhookWindow:    cfg.webhookWindow,
-		Webhook:          hooks,
-		DatabaseTimeout:  cfg.databaseTimeout,
-		Outages:          outages,
+		PublicURL:           cfg.publicURL,
+		RateLimit:           cfg.rateLimit,
+		CustomFieldLimit:    cfg.customFieldLimit,
+		WebhookWindow:       cfg.webhookWindow,
+		Webhook:             hooks,
+		DatabaseTimeout:     cfg.databaseTimeout,
+		Outages:             outages,
+		AuthFailures:        failures,
+		ClientAddressHeader: http.CanonicalHeaderKey(cfg.clientAddressHeader),
 	}
 	apiCfg := httpapi.Config{Settings: shared}
 	var observer webhook.Observer
@@ -168,6 +178,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 			m.WatchRetries(r)
 		}
 		apiCfg.Metrics, observer = m, m
+		failures.Observe(m)
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
 		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog(log)}

@@ -40,6 +40,7 @@ var settingExamples = map[string]string{
 	"tls-cert":                         "/etc/pds/cert.pem",
 	"tls-key":                          "/etc/pds/key.pem",
 	"migrate":                          "false (with pds migrate run first, as a deploy step)",
+	"client-address-header":            "X-Forwarded-For",
 	"account":                          "acc_01a209d69f8a9aba61380d0e",
 	"scopes":                           "persons:read,persons:write (or all)",
 	"name":                             "crm-sync",
@@ -131,6 +132,18 @@ func positive(flag string, n int) error {
 func positiveDuration(flag string, d time.Duration) error {
 	if d <= 0 {
 		return badSetting(flag, d.String(), "must be longer than zero")
+	}
+	return nil
+}
+
+// headerName is what RFC 9110 allows in a field name.
+var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+
+// checkHeaderName refuses a value of flag that cannot name a header ("" is
+// no header).
+func checkHeaderName(flag, name string) error {
+	if name != "" && !headerName.MatchString(name) {
+		return badSetting(flag, name, "not a header name")
 	}
 	return nil
 }

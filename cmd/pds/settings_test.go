@@ -37,6 +37,8 @@ func TestBadSettingsInTheUsersWords(t *testing.T) {
 		{"number from the environment", []string{"serve"}, [2]string{"PDS_CUSTOM_FIELD_LIMIT", "ten"}, "custom-field-limit", "ten"},
 		{"not a boolean", []string{"serve", "--webhook-allow-private=maybe"}, [2]string{}, "webhook-allow-private", "maybe"},
 		{"migrate, from the environment", []string{"serve"}, [2]string{"PDS_MIGRATE", "no"}, "migrate", "no"},
+		{"not a header name", []string{"serve", "--client-address-header", "X-Forwarded-For: 1.2.3.4"}, [2]string{}, "client-address-header", "X-Forwarded-For: 1.2.3.4"},
+		{"not a header name from the environment", []string{"serve"}, [2]string{"PDS_CLIENT_ADDRESS_HEADER", "client ip"}, "client-address-header", "client ip"},
 		{"import window", []string{"import", "persons", "--account", "acc_x", "--webhook-window", "-1m", "x.jsonl"}, [2]string{}, "webhook-window", "-1m0s"},
 		{"key lifetime", []string{"keys", "create", "--account", "acc_x", "--scopes", "all", "--expires-in", "a month"}, [2]string{}, "expires-in", "a month"},
 		{"key scopes", []string{"keys", "create", "--account", "acc_x", "--scopes", "persons:eat", "--database", filepath.Join(t.TempDir(), "k.db")}, [2]string{}, "scopes", "persons:eat"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/pds-dev/pds/internal/console"
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
@@ -214,6 +215,20 @@ func TestConsoleInChromium(t *testing.T) {
 		b.wantText("the signed-out page", "Signed out.")
 		b.open(e.url, "/console/persons")
 		b.wantText("after signing out", "Sign in with an API key")
+
+		// A one-time link (pds console link): its page says whom it signs
+		// in as, and only its button does.
+		_, linkKey := e.key(s.account, domain.ScopePersonsRead, domain.ScopeWebhooksRead)
+		link, err := console.MintLink(context.Background(), e.st, s.account, linkKey.Hash, e.clock.Now(), 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.open(e.url, link)
+		b.wantText("the link's page", "This one-time link signs in", s.account, linkKey.Prefix, "persons:read", "webhooks:read")
+		b.check("link")
+		b.submit("sign in with the link", `form[method=post] button[type=submit]`)
+		b.wantText("the link's session", "Overview", linkKey.Prefix)
+		b.submit("sign out", `form.signout button`)
 		for _, f := range b.faults() {
 			t.Errorf("after the last screen: %s", f)
 		}

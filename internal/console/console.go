@@ -67,7 +67,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET "+Prefix+"/assets/{name}", s.asset)
 	s.mux.HandleFunc("GET "+Prefix+"/sign-in", s.signInPage)
 	s.mux.HandleFunc("POST "+Prefix+"/sign-in", s.signIn)
-	s.mux.HandleFunc("GET "+Prefix+"/link/{token}", s.followLink)
+	s.mux.HandleFunc("GET "+Prefix+"/link/{token}", s.linkPage)
+	s.mux.HandleFunc("POST "+Prefix+"/link/{token}", s.followLink)
 	s.mux.HandleFunc("POST "+Prefix+"/sign-out", s.signOut)
 
 	s.page("GET "+Prefix+"/{$}", "", s.overview)

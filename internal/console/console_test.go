@@ -44,11 +44,21 @@ func newEnv(t *testing.T, eng testenv.Engine) *env {
 // newEnvWith is newEnv with webhook settings (receivers it may reach).
 func newEnvWith(t *testing.T, eng testenv.Engine, hooks webhook.Settings) *env {
 	t.Helper()
-	st := eng.NewStore(t)
+	return newEnvOn(t, eng.NewStore(t), hooks, nil)
+}
+
+// newEnvOn is newEnvWith on an open store, with a budget of failed
+// authentications the test may observe (nil: a fresh one); the API and the
+// console share it, as in pds serve.
+func newEnvOn(t *testing.T, st store.Store, hooks webhook.Settings, failures *ratelimit.Failures) *env {
+	t.Helper()
 	clk := clock.NewFake(start)
 	lim := ratelimit.NewMemory()
 	log := slog.New(slog.DiscardHandler)
-	shared := serving.Settings{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute}
+	if failures == nil {
+		failures = ratelimit.NewFailures(serving.DefaultAuthFailureLimit)
+	}
+	shared := serving.Settings{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute, AuthFailures: failures}
 	cons := console.New(console.Config{Settings: shared}, st, clk, lim, log)
 	api := httpapi.New(httpapi.Config{Settings: shared, Console: cons.Handler()}, st, clk, lim, log)
 	hs := httptest.NewServer(api.Handler())
@@ -334,7 +344,14 @@ func TestFormsFromElsewhereAreRefused(t *testing.T) {
 	}
 }
 
-func TestLinkSignsInOnce(t *testing.T) {
+// TestLinkSignsInOnceWhenAsked: a one-time link shows a page that says
+// which account and key it signs in as, with a button; fetching it (a mail
+// scanner, a chat preview, by GET or HEAD) spends nothing and starts no
+// session. Only the button's post, from the link's own page, spends it
+// and signs in; a post from another site (which would sign a visitor into
+// the link's account) or without the page's confirmation is refused and
+// leaves the link as it was.
+func TestLinkSignsInOnceWhenAsked(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		e := newEnv(t, eng)
@@ -344,15 +361,73 @@ func TestLinkSignsInOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		noSession := func(method string, p page) {
+			t.Helper()
+			for _, c := range p.header.Values("Set-Cookie") {
+				if strings.HasPrefix(c, "pds_console=") {
+					t.Fatalf("%s of the link started a session: %q", method, c)
+				}
+			}
+		}
+		scanner := e.browser()
+		for range 2 {
+			head, _ := http.NewRequest(http.MethodHead, e.url+path, nil)
+			p := scanner.do(head)
+			if p.status != http.StatusOK {
+				t.Fatalf("HEAD of the link: %d", p.status)
+			}
+			noSession("HEAD", p)
+			p = scanner.get(path)
+			if p.status != http.StatusOK || !strings.Contains(p.body, acc) || !strings.Contains(p.body, key.Prefix) ||
+				!strings.Contains(p.body, `method="post"`) {
+				t.Fatalf("GET of the link: %d %s", p.status, p.body)
+			}
+			noSession("GET", p)
+		}
+		if p := scanner.get("/console/"); p.status != http.StatusSeeOther {
+			t.Fatalf("after fetching the link, a page: %d, want the way to sign in", p.status)
+		}
+
 		b := e.browser()
-		if p := b.get(path); p.status != http.StatusSeeOther || p.location != "/console/" {
-			t.Fatalf("following the link: %d to %q", p.status, p.location)
+		confirm := regexp.MustCompile(`name="confirm" value="([^"]+)"`).FindStringSubmatch(b.get(path).body)
+		if confirm == nil {
+			t.Fatal("the link's page has no confirmation in its form")
+		}
+		for _, c := range []struct {
+			name   string
+			form   url.Values
+			header []string
+		}{
+			{"another site (Sec-Fetch-Site)", url.Values{"confirm": {confirm[1]}}, []string{"Sec-Fetch-Site", "cross-site"}},
+			{"another site (Origin)", url.Values{"confirm": {confirm[1]}}, []string{"Origin", "https://evil.example"}},
+			{"no confirmation", url.Values{}, nil},
+			{"another confirmation", url.Values{"confirm": {"forged"}}, nil},
+		} {
+			if p := b.post(path, c.form, c.header...); p.status != http.StatusForbidden {
+				t.Errorf("%s: %d, want 403", c.name, p.status)
+			}
+		}
+		// Nor from a browser that never showed the page (no confirmation
+		// cookie), however it got the value.
+		if p := e.browser().post(path, url.Values{"confirm": {confirm[1]}}); p.status != http.StatusForbidden {
+			t.Errorf("a post without the page's cookie: %d, want 403", p.status)
+		}
+		if p := b.get("/console/"); p.status != http.StatusSeeOther {
+			t.Fatalf("a refused post started a session: %d", p.status)
+		}
+
+		p := b.post(path, url.Values{"confirm": {confirm[1]}}, "Sec-Fetch-Site", "same-origin", "Origin", e.url)
+		if p.status != http.StatusSeeOther || p.location != "/console/" {
+			t.Fatalf("signing in with the link: %d to %q: %s", p.status, p.location, p.body)
 		}
 		if p := b.get("/console/"); p.status != 200 {
 			t.Fatalf("the link's session: %d", p.status)
 		}
 		if p := e.browser().get(path); p.status != http.StatusNotFound {
-			t.Fatalf("the link followed again: %d", p.status)
+			t.Fatalf("the link fetched after it signed in: %d", p.status)
+		}
+		if p := b.post(path, url.Values{"confirm": {confirm[1]}}); p.status != http.StatusNotFound {
+			t.Fatalf("the link posted again: %d", p.status)
 		}
 	})
 }

@@ -27,6 +27,17 @@ type viewer struct {
 // may do.
 func (v *viewer) Can(scope string) bool { return v != nil && v.key.HasScope(domain.Scope(scope)) }
 
+// SeesDeliveryBody, SeesTagNames and SeesFieldLabels say what a page may
+// show of what it reads, by the rules the API follows (internal/service):
+// a page shows exactly what the API answers the same key.
+func (v *viewer) SeesDeliveryBody() bool { return v != nil && service.SeesDeliveryBody(v.key) }
+
+// SeesTagNames: see SeesDeliveryBody.
+func (v *viewer) SeesTagNames() bool { return v != nil && service.SeesTagNames(v.key) }
+
+// SeesFieldLabels: see SeesDeliveryBody.
+func (v *viewer) SeesFieldLabels() bool { return v != nil && service.SeesFieldLabels(v.key) }
+
 // AccountID is the account every page shows.
 func (v *viewer) AccountID() string { return v.key.AccountID }
 
@@ -65,6 +76,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope domain.Scop
 	v, err := s.viewerOf(w, r)
 	if err != nil {
 		var ue *domain.UnauthorizedError
+		var te throttledError
+		if errors.As(err, &te) {
+			s.refuseThrottled(w, r, te.decision)
+			return
+		}
 		if errors.As(err, &ue) || errors.Is(err, domain.ErrNotFound) {
 			s.toSignIn(w, r, err)
 			return
@@ -106,13 +122,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope domain.Scop
 
 // viewerOf finds the request's session and the key it acts as, checked by
 // the API's rules (service.ActiveKey): a key revoked or expired since the
-// sign-in ends the session here.
+// sign-in ends the session here. A cookie that names no session is a
+// failed authentication (a guess, or a session ended meanwhile, whose
+// cookie is dropped so that it fails once); an address that has failed too
+// often is refused before its cookie is looked up (throttledError).
 func (s *Server) viewerOf(w http.ResponseWriter, r *http.Request) (*viewer, error) {
 	token := sessionToken(r)
 	if token == "" {
 		return nil, domain.ErrNotFound
 	}
-	cs, err := s.store.ConsoleSession(r.Context(), hashToken(token), s.now())
+	addr, now := s.cfg.ClientAddress(r), s.now()
+	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
+		return nil, throttledError{d}
+	}
+	cs, err := s.store.ConsoleSession(r.Context(), hashToken(token), now)
+	if errors.Is(err, domain.ErrNotFound) {
+		s.failedAuthentication(addr)
+		clearSessionCookie(w, r)
+	}
 	if err != nil {
 		return nil, err
 	}

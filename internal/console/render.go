@@ -115,6 +115,22 @@ var funcs = template.FuncMap{
 		}
 		return fieldView{ID: id, Name: name, Label: label, Value: value, Error: v.FieldErrors[name], Kind: kind}
 	},
+	// fieldName is how a page names a custom field: by its label for a key
+	// that may read the definitions, else by its key, as Get Person does.
+	"fieldName": func(v view, f domain.CustomField) string {
+		if v.V.SeesFieldLabels() && f.Label != nil && *f.Label != "" {
+			return *f.Label
+		}
+		return f.Key
+	},
+	// tagNames are how a page names a person's tags: by name for a key that
+	// may read tags, else by id, as Get Person does.
+	"tagNames": func(v view, p domain.Person) []string {
+		if v.V.SeesTagNames() {
+			return p.TagNames
+		}
+		return p.TagIDs
+	},
 	"schemes": func(v view, chosen string) schemesView {
 		return schemesView{Schemes: domain.SignatureSchemes, Chosen: chosen, Error: v.FieldErrors["signature_scheme"]}
 	},

@@ -4,15 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
 	"github.com/pds-dev/pds/internal/problems"
+	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
@@ -97,6 +100,10 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
 // it. The key itself is dropped once checked: the session names it by its
 // hash.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	addr, refused := s.throttled(w, r)
+	if refused {
+		return
+	}
 	if err := sameOrigin(r); err != nil {
 		s.showProblem(w, r, nil, problems.For(err))
 		return
@@ -110,6 +117,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	key, err := service.Authenticate(r.Context(), s.store, secret, s.now())
 	var ue *domain.UnauthorizedError
 	if errors.As(err, &ue) || secret == "" {
+		s.failedAuthentication(addr)
 		detail := "Paste an API key (pds_…)."
 		if ue != nil {
 			detail = ue.Detail
@@ -126,14 +134,88 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	s.startSession(w, r, key.AccountID, key.Hash)
 }
 
-// followLink starts a session from a one-time link (pds console link).
-func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
-	link, err := s.store.TakeConsoleLink(r.Context(), hashToken(r.PathValue("token")), s.now())
+// linkCookie carries, from a link's page to its button's post, the
+// confirmation the page's form holds too: a post from a page of another
+// site, which SameSite=Strict sends without it, cannot sign a visitor in.
+const linkCookie = "pds_console_link"
+
+type linkView struct {
+	AccountID string
+	Key       *domain.APIKey
+	ExpiresAt time.Time
+	// Path is the link's own, where its button posts; Confirm the value
+	// its form sends with the cookie's.
+	Path, Confirm string
+}
+
+// linkPage shows whom a one-time link (pds console link) signs in as, and
+// a button that does. Fetching the link spends nothing and starts nothing,
+// by GET or HEAD: mail scanners and chat previews fetch the links they
+// see, and the first fetch would otherwise spend it, or take the session.
+func (s *Server) linkPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	addr, refused := s.throttled(w, r)
+	if refused {
+		return
+	}
+	now := s.now()
+	link, err := s.store.ConsoleLink(ctx, hashToken(r.PathValue("token")), now)
+	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			s.failedAuthentication(addr)
+		}
+		s.fail(w, r, nil, err)
+		return
+	}
+	key, err := service.ActiveKey(ctx, s.store, link.KeyHash, now)
 	if err != nil {
 		s.fail(w, r, nil, err)
 		return
 	}
-	if _, err := service.ActiveKey(r.Context(), s.store, link.KeyHash, s.now()); err != nil {
+	path := Prefix + "/link/" + r.PathValue("token")
+	confirm := newToken()
+	http.SetCookie(w, &http.Cookie{Name: linkCookie, Value: confirm, Path: path, MaxAge: int(link.ExpiresAt.Sub(now).Seconds()) + 1,
+		HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
+	s.render(w, r, nil, http.StatusOK, "link", "Sign in with a link", linkView{AccountID: link.AccountID, Key: key,
+		ExpiresAt: link.ExpiresAt, Path: path, Confirm: confirm})
+}
+
+// followLink spends a one-time link and starts a session acting as its
+// key, for the post of the button on the link's own page alone: from this
+// console (sameOrigin) and confirmed by that page (linkCookie).
+func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	addr, refused := s.throttled(w, r)
+	if refused {
+		return
+	}
+	if err := sameOrigin(r); err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	form, err := formBody(r)
+	if err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	c, err := r.Cookie(linkCookie)
+	if err != nil || form.Get("confirm") == "" || subtle.ConstantTimeCompare([]byte(form.Get("confirm")), []byte(c.Value)) != 1 {
+		s.fail(w, r, nil, &domain.ForbiddenError{Detail: "Signing in with a link takes its page's button; open the link again and press Sign in."})
+		return
+	}
+	link, err := s.store.TakeConsoleLink(ctx, hashToken(r.PathValue("token")), s.now())
+	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			s.failedAuthentication(addr)
+		}
+		s.fail(w, r, nil, err)
+		return
+	}
+	if _, err := service.ActiveKey(ctx, s.store, link.KeyHash, s.now()); err != nil {
 		s.fail(w, r, nil, err)
 		return
 	}
@@ -172,6 +254,39 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	clearSessionCookie(w, r)
 	http.Redirect(w, r, Prefix+"/sign-in?ended=signedout", http.StatusSeeOther)
+}
+
+// authFace names the console in the failed-authentication metrics.
+const authFace = "console"
+
+// throttledError refuses an address that has failed to authenticate too
+// often this minute, before anything of it is read.
+type throttledError struct{ decision ratelimit.Decision }
+
+func (e throttledError) Error() string { return "too many failed authentications" }
+
+// throttled answers the API's 429 to an address that has spent its budget
+// of failed authentications (serving.Settings.AuthFailures, shared with
+// the API), and otherwise returns the address its failures count against.
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request) (addr string, refused bool) {
+	addr, now := s.cfg.ClientAddress(r), s.now()
+	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
+		s.refuseThrottled(w, r, d)
+		return addr, true
+	}
+	return addr, false
+}
+
+func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
+	now := s.now()
+	w.Header().Set("Retry-After", strconv.Itoa(d.ResetIn(now)))
+	s.showProblem(w, r, nil, problems.New(http.StatusTooManyRequests, d.ThrottledRefusal(now)))
+}
+
+// failedAuthentication counts a key, link or session that was not one
+// against the address it came from.
+func (s *Server) failedAuthentication(addr string) {
+	s.cfg.AuthFailures.Failed(authFace, addr, s.now())
 }
 
 // MintLink stores a one-time sign-in link that starts a session acting as

@@ -259,12 +259,14 @@ type deliveryView struct {
 	Subscription subscriptionView
 	Delivery     *domain.Delivery
 	Attempts     []domain.DeliveryAttempt
-	// Body is the body as sent, indented for reading.
+	// Body is the body as sent, indented for reading; empty for a key that
+	// may not read the person it holds (viewer.SeesDeliveryBody).
 	Body string
 }
 
-// delivery shows one delivery: the body as sent, and each attempt with the
-// headers it carried, the answer's status, its time and its error.
+// delivery shows one delivery, as Get delivery answers the same key: each
+// attempt with the headers it carried, the answer's status, its time and
+// its error, and the body as sent for a key that may read persons.
 func (s *Server) delivery(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	ctx, acc := r.Context(), v.key.AccountID
 	hook, err := s.store.GetWebhook(ctx, acc, r.PathValue("id"))
@@ -276,7 +278,7 @@ func (s *Server) delivery(w http.ResponseWriter, r *http.Request, v *viewer) err
 		return err
 	}
 	var body bytes.Buffer
-	if json.Indent(&body, d.Body, "", "  ") != nil {
+	if v.SeesDeliveryBody() && json.Indent(&body, d.Body, "", "  ") != nil {
 		body.Reset()
 		body.Write(d.Body)
 	}
@@ -305,8 +307,12 @@ type redeliverView struct {
 
 // confirmRedeliverFailed shows how many failed deliveries a redelivery
 // since a time would queue again (the log's exact total of them) before
-// anything is done.
+// anything is done: a read of the log, which needs webhooks:read as well
+// as the redelivery's webhooks:write.
 func (s *Server) confirmRedeliverFailed(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	if err := v.key.Require(domain.ScopeWebhooksRead); err != nil {
+		return err
+	}
 	ctx, acc := r.Context(), v.key.AccountID
 	hook, err := s.store.GetWebhook(ctx, acc, r.PathValue("id"))
 	if err != nil {

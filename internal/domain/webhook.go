@@ -2,7 +2,9 @@ package domain
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -147,9 +149,64 @@ type DeliveryAttempt struct {
 	Error       *string
 	DurationMS  int64
 	// RequestHeaders are the headers the worker set on the request, each
-	// name's values joined by ", " (the signature is an HMAC, never the
-	// secret); empty for attempts recorded before they were kept.
+	// name's values joined by ", ", the signatures as RedactSignatures
+	// keeps them; empty for attempts recorded before they were kept.
 	RequestHeaders map[string]string
+}
+
+// Redacted stands in the record of an attempt for a signature's value.
+const Redacted = "…redacted"
+
+// RedactSignatures returns the headers of an attempt as the delivery log
+// keeps them: each signature with its time and scheme, which say when and
+// how the attempt was signed, but without its value. Anyone who read a
+// value (from the log, the database or a backup) could send the receiver
+// the delivery again within its timestamp tolerance, as if pds had.
+// Service-Signature "t=1795259056,v1=5257…" is kept as
+// "t=1795259056,v1=…redacted"; webhook-signature "v1,K5oZ… v1,3TmR…" (one
+// per secret that signs) as "v1,…redacted v1,…redacted". A value of
+// another shape is dropped whole. Redacting a redacted record changes
+// nothing.
+func RedactSignatures(headers map[string]string) map[string]string {
+	var out map[string]string
+	for name, value := range headers {
+		var kept string
+		switch {
+		case strings.EqualFold(name, "Service-Signature"):
+			kept = redactEach(value, ",", "=", "t")
+		case strings.EqualFold(name, "Webhook-Signature"):
+			kept = redactEach(value, " ", ",", "")
+		default:
+			continue
+		}
+		if kept != value {
+			if out == nil {
+				out = maps.Clone(headers)
+			}
+			out[name] = kept
+		}
+	}
+	if out == nil {
+		return headers
+	}
+	return out
+}
+
+// redactEach redacts the value of every item of a list (items separated
+// by sep, each a name and a value separated by pair) but an item named
+// keep; an item without a name is redacted whole.
+func redactEach(list, sep, pair, keep string) string {
+	items := strings.Split(list, sep)
+	for i, item := range items {
+		name, _, ok := strings.Cut(item, pair)
+		switch {
+		case !ok || name == "":
+			items[i] = Redacted
+		case name != keep:
+			items[i] = name + pair + Redacted
+		}
+	}
+	return strings.Join(items, sep)
 }
 
 // Attempt outcomes, as AttemptCount counts them.

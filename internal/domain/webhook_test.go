@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"maps"
+	"testing"
+)
 
 func TestWebhookWants(t *testing.T) {
 	sub := func(events ...string) Webhook { return Webhook{ID: "wh_1", Events: events} }
@@ -48,6 +51,39 @@ func TestAttemptOutcome(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := (DeliveryAttempt{StatusCode: tc.code}).Outcome(); got != tc.want {
 				t.Fatalf("Outcome() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRedactSignatures(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		in, want map[string]string
+	}{
+		{"Service-Signature keeps its time and scheme",
+			map[string]string{"Service-Signature": "t=1795259056,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"},
+			map[string]string{"Service-Signature": "t=1795259056,v1=…redacted"}},
+		{"webhook-signature keeps each signature's scheme",
+			map[string]string{"Webhook-Signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4= v1,3TmRUD1jM+3A9Nqi3yz7JZ1iqG6DqtGUmqJlxVfAn2c="},
+			map[string]string{"Webhook-Signature": "v1,…redacted v1,…redacted"}},
+		{"names in any case", map[string]string{"service-signature": "t=1,v1=ab", "webhook-signature": "v1,YWI="},
+			map[string]string{"service-signature": "t=1,v1=…redacted", "webhook-signature": "v1,…redacted"}},
+		{"other headers as they were", map[string]string{"Service-Timestamp": "1795259056", "Webhook-Id": "4b07", "Content-Type": "application/json"},
+			map[string]string{"Service-Timestamp": "1795259056", "Webhook-Id": "4b07", "Content-Type": "application/json"}},
+		{"a value of another shape is dropped whole", map[string]string{"Service-Signature": "5257a869e7ec", "Webhook-Signature": "YWI="},
+			map[string]string{"Service-Signature": "…redacted", "Webhook-Signature": "…redacted"}},
+		{"a redacted record is kept as it is", map[string]string{"Service-Signature": "t=1,v1=…redacted", "Webhook-Signature": "v1,…redacted"},
+			map[string]string{"Service-Signature": "t=1,v1=…redacted", "Webhook-Signature": "v1,…redacted"}},
+		{"no headers", map[string]string{}, map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := maps.Clone(tc.in)
+			if got := RedactSignatures(tc.in); !maps.Equal(got, tc.want) {
+				t.Fatalf("RedactSignatures(%v) = %v, want %v", tc.in, got, tc.want)
+			}
+			if !maps.Equal(tc.in, before) {
+				t.Fatalf("RedactSignatures changed its argument to %v", tc.in)
 			}
 		})
 	}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
 )
+
+// authFace names the API in the failed-authentication metrics.
+const authFace = "api"
 
 type principalKey struct{}
 
@@ -25,9 +29,18 @@ func principalOf(ctx context.Context) *principal {
 // accountID is the caller's account; every handler scopes its work by it.
 func accountID(r *http.Request) string { return principalOf(r.Context()).key.AccountID }
 
-// authenticate checks the bearer key (service.Authenticate decides).
+// authenticate checks the bearer key (service.Authenticate decides). An
+// address that has failed too often this minute is refused before its key
+// is read (serving.Settings.AuthFailures), and every failure counts.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principal, bool) {
+	addr, now := s.cfg.ClientAddress(r), s.now()
+	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
+		w.Header().Set("Retry-After", strconv.Itoa(d.ResetIn(now)))
+		writeProblem(w, r, newProblem(http.StatusTooManyRequests, d.ThrottledRefusal(now)))
+		return nil, false
+	}
 	fail := func(detail string) (*principal, bool) {
+		s.cfg.AuthFailures.Failed(authFace, addr, now)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="pds"`)
 		writeProblem(w, r, newProblem(http.StatusUnauthorized, detail))
 		return nil, false
@@ -41,7 +54,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principa
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" || strings.ContainsAny(secret, " \t") {
 		return fail("The Authorization header is malformed; send Authorization: Bearer <API key>.")
 	}
-	key, err := service.Authenticate(r.Context(), s.store, secret, s.now())
+	key, err := service.Authenticate(r.Context(), s.store, secret, now)
 	var ue *domain.UnauthorizedError
 	if errors.As(err, &ue) {
 		return fail(ue.Detail)

@@ -19,7 +19,7 @@ func newProblem(status int, detail string) *problem { return problems.New(status
 func writeProblem(w http.ResponseWriter, r *http.Request, p *problem) {
 	p.RequestID = requestID(r.Context())
 	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("Cache-Control", "no-store")
+	keepPrivate(w.Header())
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }

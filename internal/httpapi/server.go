@@ -162,6 +162,7 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 		r = r.WithContext(bounded)
 		var p *principal
 		if !o.public {
+			keepPrivate(w.Header())
 			var ok bool
 			if p, ok = s.authenticate(w, r); !ok {
 				return
@@ -193,6 +194,15 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 			s.writeError(w, r, err)
 		}
 	}))
+}
+
+// keepPrivate marks an answer to a request with a key, whatever its
+// status: it may hold personal data or a webhook's full secret, which no
+// cache may keep, and no browser may read it as another type than the one
+// declared.
+func keepPrivate(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // now is the server's clock, in UTC.

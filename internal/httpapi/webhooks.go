@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/webhook"
 )
 
@@ -76,6 +78,9 @@ type attemptView struct {
 type deliveryDetail struct {
 	deliveryView
 	AttemptLog []attemptView `json:"attempt_log"`
+	// Body is the body as sent, for a key that may read the person it
+	// holds (service.SeesDeliveryBody); absent for any other.
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 type webhookCreate struct {
@@ -224,7 +229,11 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request) error {
 			log[i].RequestHeaders = map[string]string{}
 		}
 	}
-	return writeJSON(w, http.StatusOK, deliveryDetail{viewDelivery(d), log})
+	detail := deliveryDetail{deliveryView: viewDelivery(d), AttemptLog: log}
+	if service.SeesDeliveryBody(principalOf(r.Context()).key) {
+		detail.Body = d.Body
+	}
+	return writeJSON(w, http.StatusOK, detail)
 }
 
 // redeliver takes no body; the delivery keeps its id and body.

@@ -1,11 +1,14 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -508,4 +511,64 @@ func TestDeactivationShowsAndPatchReactivates(t *testing.T) {
 			t.Fatalf("receiver got %d requests, want 4", n)
 		}
 	})
+}
+
+// TestDeliveryBodyOnlyForAKeyThatReadsPersons: Get delivery answers the body
+// as sent (the person's extended view) only to a key that holds
+// persons:read as well as webhooks:read, the body the receiver got; a key
+// with webhooks:read alone gets the delivery and its attempts without it.
+func TestDeliveryBodyOnlyForAKeyThatReadsPersons(t *testing.T) {
+	t.Parallel()
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		rc := webhooktest.NewReceiver(t)
+		env := newWebhookEnv(t, eng, webhooktest.Settings(rc))
+		acc := env.NewAccount()
+		key := env.Key(acc)
+		hook := createWebhook(env.Env, key, rc.URL, "person.created")
+		env.touch(key, "p1")
+		env.Clock.Advance(env.window)
+		env.run()
+		reqs := rc.Requests()
+		if len(reqs) != 1 {
+			t.Fatalf("%d deliveries, want 1", len(reqs))
+		}
+		path := "/webhooks/" + hook.ID + "/deliveries/" + reqs[0].Header.Get("Service-Delivery-Id")
+		for _, c := range []struct {
+			name   string
+			scopes []domain.Scope
+			body   bool
+		}{
+			{"webhooks:read and persons:read", []domain.Scope{domain.ScopeWebhooksRead, domain.ScopePersonsRead}, true},
+			{"every scope", domain.AllScopes, true},
+			{"webhooks:read alone", []domain.Scope{domain.ScopeWebhooksRead}, false},
+			{"webhooks:read with persons:write", []domain.Scope{domain.ScopeWebhooksRead, domain.ScopePersonsWrite}, false},
+		} {
+			var detail struct {
+				ID         string          `json:"id"`
+				AttemptLog []any           `json:"attempt_log"`
+				Body       json.RawMessage `json:"body"`
+			}
+			res := env.Get(env.Key(acc, c.scopes...), path).Want(200)
+			res.JSON(&detail)
+			if len(detail.AttemptLog) != 1 {
+				t.Errorf("%s: attempt log %v", c.name, detail.AttemptLog)
+			}
+			switch {
+			case c.body && !jsonEqual(t, detail.Body, reqs[0].Body):
+				t.Errorf("%s: body %s, the receiver got %s", c.name, detail.Body, reqs[0].Body)
+			case !c.body && (detail.Body != nil || bytes.Contains(res.Body, []byte(`"body"`))):
+				t.Errorf("%s: the delivery holds a body: %s", c.name, res.Body)
+			}
+		}
+	})
+}
+
+// jsonEqual says whether two JSON texts hold the same value.
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }

@@ -29,6 +29,8 @@ type Metrics struct {
 	latency    *prometheus.HistogramVec
 	refusals   prometheus.Counter
 	refusedDB  *prometheus.CounterVec
+	authFailed *prometheus.CounterVec
+	throttled  *prometheus.CounterVec
 	attempts   *prometheus.CounterVec
 	attemptDur prometheus.Histogram
 	delivered  prometheus.Histogram
@@ -58,6 +60,14 @@ func New() *Metrics {
 			Help: "Requests refused with 503 because the database could not serve them, by cause: " +
 				"database_unreachable, database_timeout (no answer within the deadline), disk_full.",
 		}, []string{"cause"}),
+		authFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pds_auth_failures_total",
+			Help: "Failed authentications (a bad API key; a bad console sign-in, link or session), by face: api, console.",
+		}, []string{"face"}),
+		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pds_auth_throttled_total",
+			Help: "Requests refused with 429, before any key was read, because their address had spent its budget of failed authentications, by face: api, console.",
+		}, []string{"face"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pds_webhook_attempts_total",
 			Help: "Webhook delivery attempts recorded, by outcome: succeeded, retry (an answer worth retrying), " +
@@ -80,7 +90,11 @@ func New() *Metrics {
 	for _, cause := range domain.Causes {
 		m.refusedDB.WithLabelValues(string(cause))
 	}
-	reg.MustRegister(m.requests, m.latency, m.refusals, m.refusedDB, m.attempts, m.attemptDur, m.delivered,
+	for _, face := range []string{"api", "console"} {
+		m.authFailed.WithLabelValues(face)
+		m.throttled.WithLabelValues(face)
+	}
+	reg.MustRegister(m.requests, m.latency, m.refusals, m.refusedDB, m.authFailed, m.throttled, m.attempts, m.attemptDur, m.delivered,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -98,6 +112,13 @@ func (m *Metrics) Request(route string, status int, took time.Duration) {
 
 // RateLimited counts a 429.
 func (m *Metrics) RateLimited() { m.refusals.Inc() }
+
+// AuthFailed counts a failed authentication (ratelimit.FailureObserver).
+func (m *Metrics) AuthFailed(face string) { m.authFailed.WithLabelValues(face).Inc() }
+
+// AuthThrottled counts a request refused for its address's spent budget of
+// failures (ratelimit.FailureObserver).
+func (m *Metrics) AuthThrottled(face string) { m.throttled.WithLabelValues(face).Inc() }
 
 // Unavailable counts a 503 for a database that could not serve.
 func (m *Metrics) Unavailable(cause domain.Cause) { m.refusedDB.WithLabelValues(string(cause)).Inc() }

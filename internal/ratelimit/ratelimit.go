@@ -258,3 +258,54 @@ func (s *Shared) maybePrune(ctx context.Context, start time.Time) {
 	}
 	_ = s.c.PruneRate(ctx, start.Add(-Window))
 }
+
+// Failures counts failed authentications (a bad API key, a bad console
+// sign-in, link or session) per client address, in the same fixed
+// one-minute windows, for this process: an address that has spent its
+// budget is refused before its next attempt costs a database read, so that
+// guessing, hopeless as it is, costs neither load nor a line of log per
+// key tried. One Failures serves both faces, so that an address has one
+// budget whichever it tries.
+type Failures struct {
+	counts   *Memory
+	limit    int
+	observer FailureObserver
+}
+
+// FailureObserver hears of every failed authentication counted, and of
+// every request refused for its address's spent budget, by face ("api",
+// "console").
+type FailureObserver interface {
+	AuthFailed(face string)
+	AuthThrottled(face string)
+}
+
+// NewFailures allows each address limit failed authentications a window.
+func NewFailures(limit int) *Failures { return &Failures{counts: NewMemory(), limit: limit} }
+
+// Observe makes o hear of failures and refusals; call it before serving.
+func (f *Failures) Observe(o FailureObserver) { f.observer = o }
+
+// Check says whether addr may try to authenticate now; when it may not,
+// the Decision's Reset says when it may again, and the refusal is counted.
+func (f *Failures) Check(face, addr string, now time.Time) Decision {
+	d, _ := f.counts.Peek(context.Background(), addr, f.limit, now)
+	if !d.Allowed && f.observer != nil {
+		f.observer.AuthThrottled(face)
+	}
+	return d
+}
+
+// Failed counts a failed authentication from addr.
+func (f *Failures) Failed(face, addr string, now time.Time) {
+	_, _ = f.counts.Allow(context.Background(), addr, f.limit, now)
+	if f.observer != nil {
+		f.observer.AuthFailed(face)
+	}
+}
+
+// ThrottledRefusal is the sentence that refuses an address that has spent
+// its budget of failures, the same from every face.
+func (d Decision) ThrottledRefusal(now time.Time) string {
+	return fmt.Sprintf("This address has failed to authenticate %d times this minute; retry after %d seconds.", d.Limit, d.ResetIn(now))
+}

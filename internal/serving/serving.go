@@ -4,9 +4,13 @@
 package serving
 
 import (
+	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/internal/outage"
+	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/webhook"
 )
 
@@ -18,6 +22,10 @@ const (
 	// DefaultDatabaseTimeout leaves a request refused for a frozen database
 	// time to be answered within 5 s.
 	DefaultDatabaseTimeout = 4 * time.Second
+	// DefaultAuthFailureLimit is how many failed authentications an address
+	// may make a minute: more than a person mistyping a key, far fewer than
+	// a guesser would like.
+	DefaultAuthFailureLimit = 20
 )
 
 // Settings are what the API and the console both need.
@@ -44,6 +52,15 @@ type Settings struct {
 	// Outages, when set, hears of every request refused because the
 	// database could not serve it, and of every request served.
 	Outages *outage.Log
+	// AuthFailures is the budget of failed authentications per client
+	// address; give both faces the same one, so that an address has one
+	// budget whichever it tries (when nil, each makes its own).
+	AuthFailures *ratelimit.Failures
+	// ClientAddressHeader names the request header a proxy in front of the
+	// server writes the client's address in (X-Forwarded-For, X-Real-IP,
+	// Forwarded, ...); empty, the connection's peer is the client, and no
+	// header a client could write itself is believed.
+	ClientAddressHeader string
 }
 
 // WithDefaults returns s with every zero setting at its default.
@@ -60,6 +77,63 @@ func (s Settings) WithDefaults() Settings {
 	if s.DatabaseTimeout <= 0 {
 		s.DatabaseTimeout = DefaultDatabaseTimeout
 	}
+	if s.AuthFailures == nil {
+		s.AuthFailures = ratelimit.NewFailures(DefaultAuthFailureLimit)
+	}
 	s.Webhook = s.Webhook.WithDefaults()
 	return s
+}
+
+// ClientAddress is the address a request's failed authentications count
+// against: the connection's peer or, when ClientAddressHeader is set, the
+// last address that header holds, the one the proxy nearest the server
+// wrote (addresses a client sent itself come before it). A header that is
+// absent or holds no address leaves the peer. An IPv6 address stands for
+// its /64, which a client usually holds whole: one budget each, not one
+// per address it could pick.
+func (s Settings) ClientAddress(r *http.Request) string {
+	if s.ClientAddressHeader != "" {
+		if a, ok := lastForwarded(r.Header.Values(s.ClientAddressHeader), strings.EqualFold(s.ClientAddressHeader, "Forwarded")); ok {
+			return budgetKey(a)
+		}
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return budgetKey(ap.Addr())
+}
+
+// lastForwarded is the last address of a list header (comma-separated,
+// perhaps over several lines); of an RFC 7239 Forwarded header, the for=
+// of its last element.
+func lastForwarded(lines []string, rfc7239 bool) (netip.Addr, bool) {
+	if len(lines) == 0 {
+		return netip.Addr{}, false
+	}
+	items := strings.Split(lines[len(lines)-1], ",")
+	item := strings.TrimSpace(items[len(items)-1])
+	if rfc7239 {
+		forValue := ""
+		for _, pair := range strings.Split(item, ";") {
+			if name, value, _ := strings.Cut(strings.TrimSpace(pair), "="); strings.EqualFold(name, "for") {
+				forValue = strings.Trim(value, `"`)
+			}
+		}
+		item = forValue
+	}
+	if ap, err := netip.ParseAddrPort(item); err == nil {
+		return ap.Addr(), true
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(item, "["), "]"))
+	return a, err == nil
+}
+
+func budgetKey(a netip.Addr) string {
+	a = a.Unmap().WithZone("")
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }

@@ -81,6 +81,9 @@ type Consoles interface {
 	// error.
 	EndConsoleSession(ctx context.Context, idHash []byte) error
 	CreateConsoleLink(ctx context.Context, l domain.ConsoleLink) error
+	// ConsoleLink reads an unexpired link without spending it
+	// (domain.ErrNotFound if none).
+	ConsoleLink(ctx context.Context, tokenHash []byte, now time.Time) (*domain.ConsoleLink, error)
 	// TakeConsoleLink deletes an unexpired link and returns it: a link
 	// serves once (domain.ErrNotFound if none).
 	TakeConsoleLink(ctx context.Context, tokenHash []byte, now time.Time) (*domain.ConsoleLink, error)

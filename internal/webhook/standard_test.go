@@ -104,6 +104,16 @@ func TestStandardWebhooksScheme(t *testing.T) {
 			t.Fatalf("in the overlap: %q; old %v, new %v", req.Header.Get(webhookverify.HeaderStandardSignature),
 				verifies(req, sub.Secret), verifies(req, rotated.Secret))
 		}
+		// The log keeps both signatures' scheme, never a value a reader
+		// could send the receiver again.
+		_, attempts, err := r.st.GetDelivery(context.Background(), r.acc, sub.ID, req.Header.Get(webhookverify.HeaderDeliveryID))
+		if err != nil || len(attempts) != 1 {
+			t.Fatalf("the delivery in the overlap: %+v, %v", attempts, err)
+		}
+		wantSentHeaders(t, attempts[0].RequestHeaders, req.Header, sub.Secret)
+		if got := attempts[0].RequestHeaders["Webhook-Signature"]; got != "v1,…redacted v1,…redacted" {
+			t.Fatalf("the log keeps webhook-signature %q", got)
+		}
 
 		r.clock.Advance(webhook.DefaultRotationOverlap)
 		r.touch(r.acc, "after the overlap")

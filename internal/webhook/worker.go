@@ -640,7 +640,8 @@ func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time)
 // sentHeaders is the record of the headers an attempt set on its request,
 // each name's values joined by ", ". The transport adds only what HTTP
 // itself needs on the wire (Host, Content-Length, Accept-Encoding), which
-// is left out. Nothing here holds the secret: the signature is an HMAC.
+// is left out. Nothing here holds the secret; the store keeps each
+// signature without its value (domain.RedactSignatures).
 func sentHeaders(h http.Header) map[string]string {
 	out := make(map[string]string, len(h))
 	for name, values := range h {

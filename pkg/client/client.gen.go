@@ -895,12 +895,15 @@ type DeliveryAttempt struct {
 	Error nullable.Nullable[string] `json:"error"`
 
 	// RequestHeaders The headers pds set on this attempt's request, by name, as sent: `Content-Type`,
-	// `User-Agent` and the `Service-*` headers, the signature among them (signed at the
-	// attempt's own time, so each attempt's differs). A name sent with several values would
-	// hold them joined by `, `. The HTTP client adds only what the protocol itself needs
-	// (`Host`, `Content-Length`, `Accept-Encoding`), which is not recorded. An attempt that got
-	// no answer shows what it was to send. The signature is an HMAC: no secret is ever stored
-	// or shown here. `{}` for attempts recorded before headers were kept.
+	// `User-Agent` and the `Service-*` headers (and the `webhook-*` ones under
+	// `standard-webhooks`). A name sent with several values would hold them joined by `, `.
+	// The HTTP client adds only what the protocol itself needs (`Host`, `Content-Length`,
+	// `Accept-Encoding`), which is not recorded. An attempt that got no answer shows what it was
+	// to send. Each signature is kept with its time and scheme but not its value, which anyone
+	// reading the log could send the receiver again within its timestamp tolerance:
+	// `Service-Signature` as `t=1795259056,v1=…redacted`, `webhook-signature` as
+	// `v1,…redacted` (once per secret that signed). No secret is ever stored or shown here.
+	// `{}` for attempts recorded before headers were kept.
 	RequestHeaders map[string]string `json:"request_headers"`
 
 	// StatusCode null when no response arrived.
@@ -963,6 +966,12 @@ type DeliveryBody struct {
 type DeliveryDetail struct {
 	AttemptLog []DeliveryAttempt `json:"attempt_log"`
 	Attempts   int               `json:"attempts"`
+
+	// Body The body as sent (the same JSON, re-encoded: a signature covers the bytes the
+	// receiver got), present only when the key holds `persons:read` as well as
+	// `webhooks:read`: it holds the person's extended view, which `GET /persons/{person_id}`
+	// answers only with `persons:read`.
+	Body *DeliveryBody `json:"body,omitempty"`
 
 	// Created RFC 3339, UTC, millisecond precision.
 	//
@@ -2382,7 +2391,8 @@ type ClientInterface interface {
 	//
 	// Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 	// key may call it, whatever its scopes, and the call does not count against the key's rate
-	// limit. `last_used_at` is refreshed at most once a minute.
+	// limit (a 429 here means the address has failed to authenticate too often this minute).
+	// `last_used_at` is refreshed at most once a minute.
 	//
 	// Corresponds with GET /me (the `Whoami` operationId).
 	Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2870,7 +2880,11 @@ type ClientInterface interface {
 
 	// GetDelivery Get a delivery with its attempts
 	//
-	// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+	// One delivery of the subscription with every attempt made so far (when, the answer's status
+	// or the error, the duration, and the headers the request was sent with), for debugging a
+	// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+	// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+	// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 	//
 	// Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 	GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3230,7 +3244,8 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //
 // Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 // key may call it, whatever its scopes, and the call does not count against the key's rate
-// limit. `last_used_at` is refreshed at most once a minute.
+// limit (a 429 here means the address has failed to authenticate too often this minute).
+// `last_used_at` is refreshed at most once a minute.
 //
 // Corresponds with GET /me (the `Whoami` operationId).
 func (c *Client) Whoami(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4058,7 +4073,11 @@ func (c *Client) RedeliverFailed(ctx context.Context, id string, body RedeliverF
 
 // GetDelivery Get a delivery with its attempts
 //
-// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+// One delivery of the subscription with every attempt made so far (when, the answer's status
+// or the error, the duration, and the headers the request was sent with), for debugging a
+// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 //
 // Corresponds with GET /webhooks/{id}/deliveries/{delivery_id} (the `GetDelivery` operationId).
 func (c *Client) GetDelivery(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6392,7 +6411,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 	// key may call it, whatever its scopes, and the call does not count against the key's rate
-	// limit. `last_used_at` is refreshed at most once a minute.
+	// limit (a 429 here means the address has failed to authenticate too often this minute).
+	// `last_used_at` is refreshed at most once a minute.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6912,7 +6932,11 @@ type ClientWithResponsesInterface interface {
 
 	// GetDeliveryWithResponse Get a delivery with its attempts
 	//
-	// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+	// One delivery of the subscription with every attempt made so far (when, the answer's status
+	// or the error, the duration, and the headers the request was sent with), for debugging a
+	// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+	// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+	// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8200,6 +8224,13 @@ type WhoamiResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// WhoamiResponse429Headers the declared response headers of an HTTP 429 response for Whoami
+type WhoamiResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
 // WhoamiResponse503Headers the declared response headers of an HTTP 503 response for Whoami
 type WhoamiResponse503Headers struct {
 	RetryAfter *int
@@ -8214,6 +8245,8 @@ type WhoamiResponse struct {
 	ApplicationProblemJSON400 *BadRequest
 	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
 	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationProblemJSON500 *ServerError
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -8222,6 +8255,8 @@ type WhoamiResponse struct {
 	Headers200 *WhoamiResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *WhoamiResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *WhoamiResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *WhoamiResponse503Headers
 }
@@ -8239,6 +8274,11 @@ func (r WhoamiResponse) GetApplicationProblemJSON400() *BadRequest {
 // GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r WhoamiResponse) GetApplicationProblemJSON401() *Unauthorized {
 	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r WhoamiResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
 }
 
 // GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -11655,7 +11695,8 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 //
 // Returns the identity, scopes, metadata and rate-limit budget of the calling key. Any valid
 // key may call it, whatever its scopes, and the call does not count against the key's rate
-// limit. `last_used_at` is refreshed at most once a minute.
+// limit (a 429 here means the address has failed to authenticate too often this minute).
+// `last_used_at` is refreshed at most once a minute.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12379,7 +12420,11 @@ func (c *ClientWithResponses) RedeliverFailedWithResponse(ctx context.Context, i
 
 // GetDeliveryWithResponse Get a delivery with its attempts
 //
-// One delivery of the subscription with every attempt made so far (when, the answer's status or the error, the duration, and the headers the request was sent with), for debugging a receiver.
+// One delivery of the subscription with every attempt made so far (when, the answer's status
+// or the error, the duration, and the headers the request was sent with), for debugging a
+// receiver. Its `body`, the body as sent, holds the person's extended view, so it is there
+// only for a key that holds `persons:read` as well as `webhooks:read`; a key without
+// `persons:read` gets the delivery without it. The console shows a delivery on the same rule.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13853,6 +13898,13 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 		}
 		response.ApplicationProblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13890,6 +13942,30 @@ func ParseWhoamiResponse(rsp *http.Response) (*WhoamiResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers WhoamiResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers WhoamiResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -441,6 +441,11 @@ func TestClientEndToEnd(t *testing.T) {
 			d.AttemptLog[0].RequestHeaders["Service-Delivery-Id"] != body.ID {
 			t.Fatalf("delivery %+v", d)
 		}
+		// A key with persons:read reads the body as sent, decoded as the
+		// receiver decoded it.
+		if d := delivery.JSON200; d.Body == nil || d.Body.ID != body.ID || d.Body.Data.ID != person.ID {
+			t.Fatalf("the delivery's body %+v, want the one the receiver got", d.Body)
+		}
 		again, err := c.RedeliverWithResponse(ctx, hookID, body.ID)
 		want(t, "redeliver", again, err, 202)
 		if again.JSON202.Status != client.DeliveryStatusPending {

@@ -101,8 +101,30 @@ func checkResponse(method, rawPath string, status int, header http.Header, body 
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		return fmt.Errorf("%s %s -> %d does not match the contract: %v\nbody: %s", method, rawPath, status, err, body)
 	}
+	if err := checkKeptPrivate(route.Operation, header); err != nil {
+		return fmt.Errorf("%s %s -> %d: %v", method, rawPath, status, err)
+	}
 	if lines {
 		return checkLines(route, status, body)
+	}
+	return nil
+}
+
+// checkKeptPrivate holds every answer to an operation that needs a key to
+// what the contract promises of it: Cache-Control: no-store, since it may
+// hold personal data or a webhook's full secret, which no cache may keep,
+// and X-Content-Type-Options: nosniff, so that no browser reads it as
+// anything but its declared type. Operations that declare security: []
+// (the operational endpoints) set their own caching.
+func checkKeptPrivate(op *openapi3.Operation, header http.Header) error {
+	if op.Security != nil && len(*op.Security) == 0 {
+		return nil
+	}
+	if got := header.Get("Cache-Control"); got != "no-store" {
+		return fmt.Errorf("Cache-Control is %q, want no-store on every answer to an operation that needs a key", got)
+	}
+	if got := header.Get("X-Content-Type-Options"); got != "nosniff" {
+		return fmt.Errorf("X-Content-Type-Options is %q, want nosniff on every answer to an operation that needs a key", got)
 	}
 	return nil
 }

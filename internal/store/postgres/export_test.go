@@ -1,6 +1,12 @@
 package postgres
 
 import (
+	"context"
+	"database/sql"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
@@ -12,4 +18,27 @@ func KeyWatchState(st store.Store) (up bool, pid uint32) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.up, w.pid
+}
+
+// RerunMigration applies one migration down and up again on the database
+// at url, as a database written before it meets it.
+func RerunMigration(ctx context.Context, url string, version int64) error {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithAllowOutofOrder(true))
+	if err != nil {
+		return err
+	}
+	if _, err := p.ApplyVersion(ctx, version, false); err != nil {
+		return err
+	}
+	_, err = p.ApplyVersion(ctx, version, true)
+	return err
 }

@@ -224,11 +224,7 @@ func TestKeyCacheAcrossInstancesWithoutASession(t *testing.T) {
 		}
 		lookup(k1, true)
 
-		admin, err := sql.Open("pgx", db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer admin.Close()
+		admin := eng.Raw(t, db)
 		lookup(k2, false)
 		if _, err := admin.Exec(`UPDATE api_keys SET revoked_at = 1 WHERE id = $1`, k2.ID); err != nil {
 			t.Fatal(err)
@@ -241,5 +237,21 @@ func TestKeyCacheAcrossInstancesWithoutASession(t *testing.T) {
 		if _, err := b.KeyByHash(ctx, k3.Hash); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("a deleted key: %v", err)
 		}
+	})
+}
+
+// TestSignaturesRedactedAtRest: attempts keep their signatures' time and
+// scheme, not their values; migration 00140 redacts those recorded whole.
+func TestSignaturesRedactedAtRest(t *testing.T) {
+	t.Parallel()
+	url := testenv.Postgres.NewDatabase(t)
+	st := testenv.Postgres.Open(t, url)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.SignaturesRedactedAtRest(t, st, db, func() error {
+		return postgres.RerunMigration(context.Background(), url, 140)
 	})
 }

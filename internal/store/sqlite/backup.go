@@ -37,6 +37,11 @@ func Backup(ctx context.Context, path, dest string) (BackupResult, error) {
 	}
 	partial := dest + ".partial"
 	_ = os.Remove(partial) // left by a backup that was cut short
+	// VACUUM INTO fills an empty file as it finds it: created here, the
+	// copy is its owner's alone, as the database is (createPrivate).
+	if err := createPrivate(partial); err != nil {
+		return BackupResult{}, err
+	}
 	if err := vacuumInto(ctx, path, partial); err != nil {
 		_ = os.Remove(partial)
 		return BackupResult{}, err

@@ -85,8 +85,12 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 	return st, nil
 }
 
-// Migrate applies the migrations to the file at path.
+// Migrate applies the migrations to the file at path, creating it (and
+// its directory) for its owner alone when it is not there yet.
 func Migrate(ctx context.Context, path string) error {
+	if err := createPrivate(path); err != nil {
+		return fmt.Errorf("database %q: %w", path, err)
+	}
 	db, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
 	if err != nil {
 		return err

@@ -60,6 +60,18 @@ func (s *Store) CreateConsoleLink(ctx context.Context, l domain.ConsoleLink) err
 
 var errNoLink = &domain.NotFoundError{Detail: "This sign-in link has been used or has expired; ask for a new one (pds console link)."}
 
+// ConsoleLink reads an unexpired link and leaves it to be taken.
+func (s *Store) ConsoleLink(ctx context.Context, tokenHash []byte, now time.Time) (*domain.ConsoleLink, error) {
+	return getOne(ctx, s.reader(), errNoLink, func(sc scanner) (domain.ConsoleLink, error) {
+		l := domain.ConsoleLink{TokenHash: tokenHash}
+		var expires int64
+		err := sc.Scan(&l.AccountID, &l.KeyHash, &expires)
+		l.ExpiresAt = domain.FromMillis(expires)
+		return l, err
+	}, `SELECT account_id, key_hash, expires_at FROM console_links WHERE token_hash = $1 AND expires_at > $2`,
+		tokenHash, now.UnixMilli())
+}
+
 // TakeConsoleLink deletes the link and returns it when it was unexpired:
 // of two instances following it at once, one deletes it.
 func (s *Store) TakeConsoleLink(ctx context.Context, tokenHash []byte, now time.Time) (*domain.ConsoleLink, error) {

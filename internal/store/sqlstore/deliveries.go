@@ -139,6 +139,9 @@ func scanAttempt(sc scanner) (domain.DeliveryAttempt, error) {
 	if err := json.Unmarshal([]byte(headers), &a.RequestHeaders); err != nil {
 		return a, fmt.Errorf("delivery attempt %d: request headers: %w", a.Attempt, err)
 	}
+	// Migration 00140 redacted what was recorded before; this covers an
+	// attempt an instance of an earlier version records meanwhile.
+	a.RequestHeaders = domain.RedactSignatures(a.RequestHeaders)
 	a.AttemptedAt, a.Error = domain.FromMillis(at), strPtr(msg)
 	if code.Valid {
 		c := int(code.Int64)
@@ -648,12 +651,13 @@ func insertAttempts(ctx context.Context, q querier, rows [][]any) error {
 	return err
 }
 
-// encodeHeaders stores request headers as a JSON object ({} for none).
+// encodeHeaders stores request headers as a JSON object ({} for none),
+// without a signature anyone could replay (domain.RedactSignatures).
 func encodeHeaders(h map[string]string) string {
 	if len(h) == 0 {
 		return "{}"
 	}
-	b, _ := json.Marshal(h) // a map of strings always marshals
+	b, _ := json.Marshal(domain.RedactSignatures(h)) // a map of strings always marshals
 	return string(b)
 }
 

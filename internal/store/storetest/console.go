@@ -100,4 +100,28 @@ func testConsole(t *testing.T, newStore NewStore) {
 		_, err = st.TakeConsoleLink(ctx, hashOf("l2"), Epoch)
 		wantNotFound(t, "an expired link taken once already", err)
 	})
+
+	t.Run("a link is read without spending it", func(t *testing.T) {
+		t.Parallel()
+		st := newStore(t)
+		acc := NewAccount(t, st)
+		key := newKey(acc, nil, Epoch)
+		link := domain.ConsoleLink{TokenHash: hashOf("l3"), AccountID: acc, KeyHash: key.Hash, ExpiresAt: Epoch.Add(10 * time.Minute)}
+		if err := st.CreateConsoleLink(ctx, link); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			got, err := st.ConsoleLink(ctx, hashOf("l3"), Epoch.Add(time.Minute))
+			if err != nil || got.AccountID != acc || !bytes.Equal(got.KeyHash, key.Hash) || !got.ExpiresAt.Equal(link.ExpiresAt) {
+				t.Fatalf("reading the link: %+v, %v", got, err)
+			}
+		}
+		_, err := st.ConsoleLink(ctx, hashOf("l3"), Epoch.Add(10*time.Minute))
+		wantNotFound(t, "an expired link, read", err)
+		if _, err := st.TakeConsoleLink(ctx, hashOf("l3"), Epoch.Add(time.Minute)); err != nil {
+			t.Fatalf("taking the link after reading it: %v", err)
+		}
+		_, err = st.ConsoleLink(ctx, hashOf("l3"), Epoch.Add(time.Minute))
+		wantNotFound(t, "a link taken, read", err)
+	})
 }
