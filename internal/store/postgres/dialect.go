@@ -38,8 +38,10 @@ var Dialect = sqlstore.Dialect{
 	ImportMarkOn:  `SELECT set_config('pds.import_writes', 'on', true)`,
 	ImportMarkOff: `SELECT set_config('pds.import_writes', 'off', true)`,
 	PersonArrays:  true,
-	// Any fixed key: one fold transaction, or one import, holds it at a time.
-	SerialFold: `SELECT pg_advisory_xact_lock(7341, 1)`,
+	// A key of the schema's own: one fold transaction, or one import, of
+	// the deployment holds it at a time, while those of other schemas of
+	// the database (other deployments, other tests) go on.
+	SerialFold: `SELECT pg_advisory_xact_lock(hashtextextended('pds tag bits of ' || current_schema(), 0))`,
 	MergeJoinTags: `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_seqscan', 'off', true),
 		set_config('max_parallel_workers_per_gather', '0', true)`,
 	JoinsAsWritten: `SELECT set_config('join_collapse_limit', '1', true), set_config('enable_hashjoin', 'off', true),

@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -89,11 +88,6 @@ func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
 	return st, nil
 }
 
-// cancelGrace is how long after a request's deadline its connection waits
-// for the server to cancel the statement (connConfig) before it gives the
-// statement up itself: a frozen server answers no cancel request.
-const cancelGrace = 250 * time.Millisecond
-
 // openDB is a pool of connections to url as connConfig makes them.
 func openDB(url string) (*sql.DB, error) {
 	cfg, err := connConfig(url)
@@ -111,9 +105,9 @@ func openDB(url string) (*sql.DB, error) {
 // server session, which a transaction-mode pooler hands to another client
 // at the end of the transaction. A request's deadline cancels its statement
 // on the server (a cancel request, which PgBouncer passes on), so that a
-// request that gave up leaves no work running, or lock waiting, there:
-// what statement_timeout and lock_timeout did when they were sent at
-// connection, which a pooler refuses.
+// request that gave up leaves no work running, or lock waiting, there
+// (cancelOnDeadline): what statement_timeout and lock_timeout did when
+// they were sent at connection, which a pooler refuses.
 func connConfig(url string) (*pgx.ConnConfig, error) {
 	_, q, err := parseURL(url)
 	if err != nil {
@@ -126,9 +120,7 @@ func connConfig(url string) (*pgx.ConnConfig, error) {
 	if !q.Has("default_query_exec_mode") {
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	}
-	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
-	}
+	cfg.BuildContextWatcherHandler = newCancelOnDeadline
 	return cfg, nil
 }
 

@@ -255,3 +255,73 @@ func TestSignaturesRedactedAtRest(t *testing.T) {
 		return postgres.RerunMigration(context.Background(), url, 140)
 	})
 }
+
+// TestDeadlineEndsTheWaitOnTheServer: requests that give up at their
+// deadline while waiting for a lock leave no wait running on the server
+// (no setting is sent at connection: the deadline sends a cancel
+// request), directly and through the pooler, which goes on serving: a
+// client that closed a cancel request's connection before the pooler had
+// passed it on crashed PgBouncer 1.18.
+func TestDeadlineEndsTheWaitOnTheServer(t *testing.T) {
+	t.Parallel()
+	testenv.ForEachPostgres(t, func(t *testing.T, eng testenv.Engine) {
+		db := eng.NewDatabase(t)
+		st := eng.Open(t, db)
+		ctx := context.Background()
+		acc := storetest.NewAccount(t, st)
+		p, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: "held"}},
+			store.Write{Now: storetest.Epoch, Window: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := eng.Raw(t, db)
+		holder, err := raw.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Rollback() //nolint:errcheck // only its lock mattered
+		if _, err := holder.Exec(`SELECT 1 FROM persons WHERE id = $1 FOR UPDATE`, p.ID); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 16)
+		for i := range errs {
+			wg.Go(func() {
+				wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+				defer cancel()
+				_, errs[i] = st.UpdatePerson(wctx, acc, p.ID, domain.PersonUpdate{FirstName: domain.Opt[string]{Set: true, Value: "late"}},
+					store.Write{Now: storetest.Epoch, Window: time.Minute})
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			var ue *domain.UnavailableError
+			if !errors.As(st.Classify(err), &ue) || ue.Cause != domain.CauseTimeout {
+				t.Fatalf("an update past its deadline: %v, want a timeout", err)
+			}
+		}
+		// While the lock is still held, nothing waits for it any more.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var waiting int
+			if err := holder.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+				AND query LIKE '%persons%'`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			if waiting == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d statements still wait for the lock on the server after their requests gave up", waiting)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := holder.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.UpdatePerson(ctx, acc, p.ID, domain.PersonUpdate{FirstName: domain.Opt[string]{Set: true, Value: "now"}},
+			store.Write{Now: storetest.Epoch, Window: time.Minute}); err != nil {
+			t.Fatalf("the store after the deadlines: %v", err)
+		}
+	})
+}

@@ -180,7 +180,7 @@ func TestImportHoldsTheFolds(t *testing.T) {
 		foldFree := func() bool {
 			t.Helper()
 			var free bool
-			if err := rs.db.QueryRow(`SELECT pg_try_advisory_xact_lock(7341, 1)`).Scan(&free); err != nil {
+			if err := rs.db.QueryRow(`SELECT pg_try_advisory_xact_lock(hashtextextended('pds tag bits of ' || current_schema(), 0))`).Scan(&free); err != nil {
 				t.Fatal(err)
 			}
 			return free
