@@ -42,3 +42,13 @@ func RerunMigration(ctx context.Context, url string, version int64) error {
 	_, err = p.ApplyVersion(ctx, version, true)
 	return err
 }
+
+// OwnsSession reports whether a connection to url is a session of its own
+// (ownsSession), as Open decides whether to name its statements.
+func OwnsSession(ctx context.Context, url string) (bool, error) {
+	cfg, err := connConfig(url)
+	if err != nil {
+		return false, err
+	}
+	return ownsSession(ctx, cfg)
+}

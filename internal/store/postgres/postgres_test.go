@@ -325,3 +325,20 @@ func TestDeadlineEndsTheWaitOnTheServer(t *testing.T) {
 		}
 	})
 }
+
+// TestStatementsNamedOnlyInASessionOfTheirOwn: a store prepares its
+// statements by name (each planned once per connection) only where a
+// connection is a session of its own; through a pooler, which runs a
+// connection's statements on backends of its choosing, it does not.
+func TestStatementsNamedOnlyInASessionOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	testenv.ForEachPostgres(t, func(t *testing.T, eng testenv.Engine) {
+		own, err := postgres.OwnsSession(context.Background(), eng.NewDatabase(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := eng.Name == testenv.Postgres.Name; own != want {
+			t.Fatalf("a session of its own: %v, want %v", own, want)
+		}
+	})
+}
