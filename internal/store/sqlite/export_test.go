@@ -5,6 +5,9 @@ import (
 	"database/sql"
 
 	"github.com/pressly/goose/v3"
+
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
 
 // RerunMigration applies one migration down and up again on the file at
@@ -24,4 +27,10 @@ func RerunMigration(ctx context.Context, path string, version int64) error {
 	}
 	_, err = p.ApplyVersion(ctx, version, true)
 	return err
+}
+
+// CounterReads is how many times the store's key cache read the counter of
+// key changes.
+func CounterReads(st store.Store) int64 {
+	return st.(*sqlstore.Store).KeySync().(*changeCounter).counted.Load()
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
@@ -30,13 +31,22 @@ type changeCounter struct {
 	conn  *sql.Conn
 	read  *sql.Stmt
 	reads *sqlstore.SharedRead
+	// wal is the database's WAL index, whose header says whether anything
+	// was committed since the last read (nil: unavailable, read every time).
+	wal *walIndex
 
 	mu      sync.Mutex
 	seen    int64
 	version int64 // data_version at the last read
+	// before is the WAL index's header as it was just before the last read
+	// began; fresh says it was read whole.
+	before walHeader
+	fresh  bool
+	// counted counts the reads of the counter, for tests.
+	counted atomic.Int64
 }
 
-func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB) (*changeCounter, error) {
+func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB, path string) (*changeCounter, error) {
 	conn, err := r.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -46,26 +56,42 @@ func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB) (*chan
 		conn.Close()
 		return nil, err
 	}
-	c := &changeCounter{st: st, conn: conn, read: read}
+	c := &changeCounter{st: st, conn: conn, read: read, wal: openWALIndex(path)}
 	c.reads = sqlstore.NewSharedRead(c.readCounter, 0)
 	return c, nil
 }
 
 // Sync returns once a read of the counter that started after it was
-// called has emptied the cache if the counter moved.
-func (c *changeCounter) Sync(ctx context.Context) error { return c.reads.Wait(ctx) }
+// called has emptied the cache if the counter moved, or at once when
+// nothing at all was committed since the last read began: that read is as
+// good as one that starts now. Under a load of reads the counter's read
+// took two fifths of Get Person's time in the handler, read after read.
+func (c *changeCounter) Sync(ctx context.Context) error {
+	if h, ok := c.wal.header(); ok {
+		c.mu.Lock()
+		unchanged := c.fresh && h == c.before
+		c.mu.Unlock()
+		if unchanged {
+			return nil
+		}
+	}
+	return c.reads.Wait(ctx)
+}
 
 // readCounter reads the counter and data_version, and empties the key
 // cache when the count moved, the person cache when anything was
 // committed. Reads never overlap, so a later read never sees an older
 // count.
 func (c *changeCounter) readCounter(ctx context.Context) error {
+	before, whole := c.wal.header()
+	c.counted.Add(1)
 	var n, version int64
 	if err := c.read.QueryRowContext(ctx).Scan(&n, &version); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.before, c.fresh = before, whole
 	if n != c.seen {
 		c.seen = n
 		c.st.ForgetKeys()
@@ -77,4 +103,7 @@ func (c *changeCounter) readCounter(ctx context.Context) error {
 	return nil
 }
 
-func (c *changeCounter) Close() error { return errors.Join(c.read.Close(), c.conn.Close()) }
+func (c *changeCounter) Close() error {
+	c.wal.close()
+	return errors.Join(c.read.Close(), c.conn.Close())
+}

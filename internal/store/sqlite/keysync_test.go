@@ -92,3 +92,40 @@ func twoProcesses(t *testing.T) (server, other store.Store, acc domain.Account) 
 	}
 	return server, other, acc
 }
+
+// TestCounterReadOnlyAfterACommit: a key lookup reads the counter of key
+// changes only when something was committed since the last read began (the
+// WAL index's header says so): a lookup with nothing committed meanwhile
+// costs no read, one after another process's commit does.
+func TestCounterReadOnlyAfterACommit(t *testing.T) {
+	ctx := context.Background()
+	server, admin, acc := twoProcesses(t)
+	k, _, err := service.MintKey(ctx, admin, service.KeyRequest{AccountID: acc.ID, Scopes: domain.AllScopes}, acc.CreatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func() {
+		t.Helper()
+		if _, err := server.KeyByHash(ctx, k.Hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lookup()
+	before := sqlite.CounterReads(server)
+	for range 100 {
+		lookup()
+	}
+	if n := sqlite.CounterReads(server) - before; n != 0 {
+		t.Fatalf("%d reads of the counter for lookups with nothing committed", n)
+	}
+	if err := admin.RevokeKey(ctx, k.ID, acc.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
+	got, err := server.KeyByHash(ctx, k.Hash)
+	if err != nil || got.RevokedAt == nil {
+		t.Fatalf("after the revocation: %+v, %v", got, err)
+	}
+	if n := sqlite.CounterReads(server) - before; n != 1 {
+		t.Fatalf("%d reads of the counter after one commit, want 1", n)
+	}
+}

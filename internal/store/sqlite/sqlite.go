@@ -69,7 +69,7 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	st := sqlstore.New(Dialect, r, w, isUniqueViolation)
-	keys, err := newChangeCounter(ctx, st, r)
+	keys, err := newChangeCounter(ctx, st, r, path)
 	if err != nil {
 		st.Close()
 		return nil, err
