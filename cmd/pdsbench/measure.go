@@ -311,6 +311,41 @@ func (m *measure) getPersonRatio() {
 		throughput: fmt.Sprintf("%.0f req/s", service.perSecond()), note: note})
 	m.rows = append(m.rows, row{engine: m.engine, name: "6. bare net/http handler writing the same JSON, 64 connections", n: bare.n(),
 		p50: bare.p50(), p99: bare.p99(), throughput: fmt.Sprintf("%.0f req/s", bare.perSecond()), note: "same generator, same run, taking turns with the row above"})
+	m.wrkRatio("6. Get Person, 64 connections, by wrk", "6. bare net/http handler writing the same JSON, 64 connections, by wrk",
+		bareURL, wrkScript{method: http.MethodGet, paths: personPaths(ids), key: m.fx.key}, conns)
+}
+
+// personPaths are the Get Person paths of ids.
+func personPaths(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "/persons/" + id
+	}
+	return out
+}
+
+// wrkRatio adds the rows of a service row and its bare ceiling driven by
+// wrk, in turns, with the ratio of their medians (nothing without wrk).
+func (m *measure) wrkRatio(name, bareName, bareURL string, s wrkScript, conns int) {
+	if !haveWrk() {
+		m.logf("%s: no wrk on PATH (apt-get install wrk); skipped", name)
+		return
+	}
+	m.logf("%s, taking turns with the bare handler", name)
+	service, bare, ratios, err := m.wrkTurns(m.base, bareURL, s, conns)
+	if err != nil {
+		m.fail("%s: %v", name, err)
+		return
+	}
+	note := ratioNote(ratios, "the bare handler", service.perSecond(), bare.perSecond())
+	if service.failed > 0 {
+		m.fail("%s: %d of %d requests failed", name, service.failed, service.requests)
+		note = fmt.Sprintf("**%d failed** ", service.failed) + note
+	}
+	m.rows = append(m.rows, row{engine: m.engine, name: name, n: service.requests, p50: service.p50, p99: service.p99,
+		throughput: fmt.Sprintf("%.0f req/s", service.perSecond()), note: note})
+	m.rows = append(m.rows, row{engine: m.engine, name: bareName, n: bare.requests, p50: bare.p50, p99: bare.p99,
+		throughput: fmt.Sprintf("%.0f req/s", bare.perSecond()), note: "wrk, one thread, in turns with the row above"})
 }
 
 // median of sorted values; 0 for none.
