@@ -315,6 +315,8 @@ func (m *measure) getPersonRatio() {
 		bareURL, wrkScript{method: http.MethodGet, paths: personPaths(ids), key: m.fx.key}, conns)
 }
 
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 // personPaths are the Get Person paths of ids.
 func personPaths(ids []string) []string {
 	out := make([]string, len(ids))
@@ -337,7 +339,8 @@ func (m *measure) wrkRatio(name, bareName, bareURL string, s wrkScript, conns in
 		m.fail("%s: %v", name, err)
 		return
 	}
-	note := ratioNote(ratios, "the bare handler", service.perSecond(), bare.perSecond())
+	note := ratioNote(ratios, "the bare handler", service.perSecond(), bare.perSecond()) +
+		fmt.Sprintf("; server CPU %.0f µs a request (bare %.0f)", us(service.cpuPerRequest()), us(bare.cpuPerRequest()))
 	if service.failed > 0 {
 		m.fail("%s: %d of %d requests failed", name, service.failed, service.requests)
 		note = fmt.Sprintf("**%d failed** ", service.failed) + note

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -51,6 +52,27 @@ type wrkResult struct {
 	// failed counts the answers that were not 2xx or 3xx and the socket
 	// errors (connect, read, write, timeout).
 	failed int
+	// cpu is the CPU time this process (the server under measurement)
+	// spent during the run: less sensitive than throughput to other work
+	// on the machine.
+	cpu time.Duration
+}
+
+// cpuPerRequest is the server's CPU time per request answered.
+func (r wrkResult) cpuPerRequest() time.Duration {
+	if r.requests == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(r.requests)
+}
+
+// processCPU is the CPU time, user and system, this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (r wrkResult) perSecond() float64 {
@@ -128,7 +150,10 @@ func runWrk(ctx context.Context, base string, s wrkScript, conns int, d time.Dur
 		"--timeout", "10s", "-s", script, base+s.paths[0])
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
+	cpu := processCPU()
+	err = cmd.Run()
+	cpu = processCPU() - cpu
+	if err != nil {
 		return wrkResult{}, fmt.Errorf("wrk: %w: %s", err, stderr.String())
 	}
 	sc := bufio.NewScanner(&out)
@@ -144,7 +169,7 @@ func runWrk(ctx context.Context, base string, s wrkScript, conns int, d time.Dur
 			}
 		}
 		return wrkResult{requests: int(n[0]), elapsed: time.Duration(n[1]) * time.Microsecond,
-			p50: time.Duration(n[2]) * time.Microsecond, p99: time.Duration(n[3]) * time.Microsecond, failed: int(n[4])}, nil
+			p50: time.Duration(n[2]) * time.Microsecond, p99: time.Duration(n[3]) * time.Microsecond, failed: int(n[4]), cpu: cpu}, nil
 	}
 	return wrkResult{}, errors.New("wrk printed no result: " + out.String())
 }
@@ -187,7 +212,7 @@ func (m *measure) wrkTurns(a, b string, s wrkScript, conns int) (ra, rb wrkResul
 // (wrk reports percentiles, not latencies).
 func (r wrkResult) add(o wrkResult) wrkResult {
 	return wrkResult{requests: r.requests + o.requests, elapsed: r.elapsed + o.elapsed,
-		p50: max(r.p50, o.p50), p99: max(r.p99, o.p99), failed: r.failed + o.failed}
+		p50: max(r.p50, o.p50), p99: max(r.p99, o.p99), failed: r.failed + o.failed, cpu: r.cpu + o.cpu}
 }
 
 // ratioNote words the median of sorted ratios and the turns behind it.

@@ -21,7 +21,7 @@ func (s *Server) personWrite() store.Write {
 // routes' every answer; TestAppendCompactLineMatchesEncoder holds them
 // equal).
 func writeCompact(w http.ResponseWriter, status int, p *domain.Person) error {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	_, err := w.Write(personview.AppendCompactLine(make([]byte, 0, 512), p))
 	return err

@@ -201,9 +201,16 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 // cache may keep, and no browser may read it as another type than the one
 // declared.
 func keepPrivate(h http.Header) {
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["Cache-Control"], h["X-Content-Type-Options"] = noStore, noSniff
 }
+
+// Header values written with every answer, made once (net/http only reads
+// them): the keys are in canonical form already.
+var (
+	noStore         = []string{"no-store"}
+	noSniff         = []string{"nosniff"}
+	jsonContentType = []string{"application/json"}
+)
 
 // now is the server's clock, in UTC.
 func (s *Server) now() time.Time { return s.clock.Now().UTC() }

@@ -50,9 +50,9 @@ func AppendCompactLine(dst []byte, p *domain.Person) []byte {
 		dst = appendString(dst, id)
 	}
 	dst = append(dst, `],"date_created":"`...)
-	dst = p.DateCreated.UTC().AppendFormat(dst, domain.TimeLayout)
+	dst = domain.AppendTime(dst, p.DateCreated)
 	dst = append(dst, `","date_last_seen":"`...)
-	dst = p.DateLastSeen.UTC().AppendFormat(dst, domain.TimeLayout)
+	dst = domain.AppendTime(dst, p.DateLastSeen)
 	return append(dst, "\"}\n"...)
 }
 
