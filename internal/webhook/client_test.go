@@ -1,7 +1,11 @@
 package webhook_test
 
 import (
+	"crypto/x509"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,5 +35,37 @@ func TestDefaultsAndClient(t *testing.T) {
 	}
 	if err := c.CheckRedirect(nil, nil); err != http.ErrUseLastResponse {
 		t.Fatalf("redirect policy %v", err)
+	}
+}
+
+// TestAttemptsSpeakHTTP1WithKeepAlive: a receiver that offers HTTP/2 is
+// still sent HTTP/1.1, over connections kept between attempts (one per
+// attempt in flight, rather than every attempt multiplexed on one).
+func TestAttemptsSpeakHTTP1WithKeepAlive(t *testing.T) {
+	var mu sync.Mutex
+	protos, conns := map[string]int{}, map[string]bool{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		protos[r.Proto]++
+		conns[r.RemoteAddr] = true
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	client, err := webhook.NewClient(webhook.Settings{AllowPrivate: true, ExtraCAs: []*x509.Certificate{srv.Certificate()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		res, err := client.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	if protos["HTTP/1.1"] != 10 || len(conns) != 1 {
+		t.Fatalf("protocols %v over %d connections; want HTTP/1.1 over one kept alive", protos, len(conns))
 	}
 }
