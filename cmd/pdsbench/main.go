@@ -60,6 +60,9 @@ type config struct {
 	reuse        string
 	only         map[string]bool // row numbers to measure; nil is every row
 	rows         []string
+	// peer is the base URL of a PocketBase the operator started, and
+	// peerAdmin its superuser's email:password (--rows peer).
+	peer, peerAdmin string
 }
 
 func main() {
@@ -89,6 +92,8 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file or the PostgreSQL schema (its name is printed) for inspection")
 	fs.StringVar(&c.reuse, "reuse", "", "measure again the database a --keep run left, named by the fixture.json it printed (one engine)")
 	only := fs.String("only", "", "measure only these rows, by number (e.g. 2,4); the import row comes with a seed")
+	fs.StringVar(&c.peer, "peer", "", "base URL of a PocketBase to compare creates and reads with (--rows peer), e.g. http://127.0.0.1:8090")
+	fs.StringVar(&c.peerAdmin, "peer-admin", "", "the PocketBase superuser's email:password, with which --rows peer makes its collection")
 	rowsFlag := fs.String("rows", "scale", "comma list of row groups to measure: "+strings.Join(rowGroupNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -158,7 +163,8 @@ func run(ctx context.Context, args []string) error {
 			name string
 			on   bool
 			run  func(context.Context, config, string, string) ([]row, []string, error)
-		}{{"seeded", c.seeded(), bench}, {deliveryGroup, slices.Contains(c.rows, deliveryGroup), benchDelivery}} {
+		}{{"seeded", c.seeded(), bench}, {deliveryGroup, slices.Contains(c.rows, deliveryGroup), benchDelivery},
+			{peerGroup, slices.Contains(c.rows, peerGroup), benchPeer}} {
 			if !g.on {
 				continue
 			}

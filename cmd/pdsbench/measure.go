@@ -40,17 +40,23 @@ type measure struct {
 // its group from init.
 var rowGroups = map[string]func(*measure){"scale": (*measure).scaleRows}
 
-// deliveryGroup is the group that needs no seed: it measures the webhook
-// worker on a database of its own (delivery.go).
-const deliveryGroup = "delivery"
+// The groups that need no seed, each on a database of its own: the webhook
+// worker (delivery.go) and the comparison with a peer (peer.go).
+const (
+	deliveryGroup = "delivery"
+	peerGroup     = "peer"
+)
+
+// unseeded says whether group runs without the seed.
+func unseeded(group string) bool { return group == deliveryGroup || group == peerGroup }
 
 func rowGroupNames() []string {
-	return slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(rowGroups)), deliveryGroup)))
+	return slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(rowGroups)), deliveryGroup, peerGroup)))
 }
 
 // seeded says whether a group of --rows measures the seeded account.
 func (c config) seeded() bool {
-	return slices.ContainsFunc(c.rows, func(g string) bool { return g != deliveryGroup })
+	return slices.ContainsFunc(c.rows, func(g string) bool { return !unseeded(g) })
 }
 
 // parseRows reads --rows: a comma list of known groups, each once.
@@ -58,7 +64,7 @@ func parseRows(v string) ([]string, error) {
 	var out []string
 	for name := range strings.SplitSeq(v, ",") {
 		name = strings.TrimSpace(name)
-		if _, ok := rowGroups[name]; !ok && name != deliveryGroup {
+		if _, ok := rowGroups[name]; !ok && !unseeded(name) {
 			return nil, fmt.Errorf("--rows: unknown group %q; the groups are %s", name, strings.Join(rowGroupNames(), ", "))
 		}
 		if !slices.Contains(out, name) {
