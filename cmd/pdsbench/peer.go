@@ -200,7 +200,7 @@ func newPocketBase(ctx context.Context, base, admin string) (*pocketBase, error)
 	pb.token = auth.Token
 	err := pb.call(http.MethodPost, "/api/collections", map[string]any{
 		"name": pb.collection, "type": "base", "createRule": "", "viewRule": "", "listRule": "",
-		"fields": []map[string]any{{"name": "external_id", "type": "text"}, {"name": "email", "type": "email"}},
+		"fields":  []map[string]any{{"name": "external_id", "type": "text"}, {"name": "email", "type": "email"}},
 		"indexes": []string{"CREATE UNIQUE INDEX idx_" + pb.collection + "_ext ON " + pb.collection + " (external_id)"},
 	}, nil)
 	if err != nil {
