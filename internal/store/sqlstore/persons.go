@@ -15,7 +15,8 @@ import (
 // UpsertPerson matches or creates a person and applies the supplied fields.
 // Where the engine can, a new person is created in one statement without a
 // transaction of its own (createUnlessHeld); the transaction then only
-// runs when that statement found the identifiers held.
+// runs when that statement found the identifiers held. With group commit,
+// the identifiers are looked up beside the writer first.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
 	var (
 		p       *domain.Person
@@ -34,6 +35,20 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 				if p, err = s.matchHeld(ctx, accountID, in, w, *found, holders); err != nil || p != nil {
 					return err
 				}
+				held = &holders
+			}
+		} else if s.gc != nil {
+			// The one writer's time is what every write of the database
+			// waits for: when a read beside it finds nobody holding the
+			// identifiers, the transaction creates without looking them up
+			// again; one taken meanwhile fails it unique, and it runs again
+			// from here. (Holders found are read again in the transaction,
+			// which sees every commit before it: one may have moved.)
+			holders, err := identifierHolders(ctx, s.reader(), accountID, in.Identifiers())
+			if err != nil {
+				return err
+			}
+			if len(holders) == 0 {
 				held = &holders
 			}
 		}
