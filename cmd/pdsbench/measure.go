@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -106,7 +107,7 @@ func (m *measure) scaleRows() {
 		run    func()
 	}{
 		{"3", m.windowPages}, {"4", m.twoTags}, {"5", m.lookupByEmail}, {"6", m.getPersonRatio}, {"8", m.breadcrumbPages},
-		{"1", m.upserts}, {"2", m.sustainedUpserts}, {"8", m.appendBreadcrumbs},
+		{"1", m.upserts}, {"2", m.sustainedUpserts}, {"8", m.appendBreadcrumbs}, {"8", m.appendsRatio},
 	} {
 		if m.c.only == nil || m.c.only[r.number] {
 			r.run()
@@ -417,6 +418,38 @@ func (m *measure) appendBreadcrumbs() {
 		return request{method: http.MethodPost, path: "/breadcrumbs", want: http.StatusCreated, body: fmt.Appendf(nil,
 			`{"flavor":"page_view","external_id":%q}`, seedExternalID(rng.IntN(m.fx.seeded)))}
 	}, nil)
+}
+
+// appendsRatio measures Append Breadcrumb with 32 connections, to persons
+// drawn at random from the seeded ones, sustained, by wrk in turns with a
+// bare handler that answers each POST with a breadcrumb's JSON.
+func (m *measure) appendsRatio() {
+	const conns = 32
+	body, err := load{client: newClient(1), base: m.base, key: m.fx.key}.do(m.ctx, request{method: http.MethodPost, path: "/breadcrumbs",
+		want: http.StatusCreated, body: fmt.Appendf(nil, `{"flavor":"page_view","external_id":%q}`, seedExternalID(0))})
+	if err != nil {
+		m.fail("append breadcrumb: %v", err)
+		return
+	}
+	bareURL, stop, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}))
+	if err != nil {
+		m.fail("bare handler: %v", err)
+		return
+	}
+	defer stop()
+	rng := unseededPersons()
+	bodies := make([]string, 10_000)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf(`{"flavor":"page_view","external_id":%q}`, seedExternalID(rng.IntN(m.fx.seeded)))
+	}
+	m.wrkRatio(fmt.Sprintf("8. Append Breadcrumb, 32 connections, random persons of %d, sustained, by wrk", m.fx.seeded),
+		"8. bare net/http handler answering each POST with a breadcrumb, 32 connections, by wrk", bareURL,
+		wrkScript{method: http.MethodPost, paths: []string{"/breadcrumbs"}, bodies: bodies, key: m.fx.key}, conns)
 }
 
 // unseededPersons picks the persons of a write row, different ones in

@@ -41,6 +41,8 @@ type wrkScript struct {
 	// and threads) once, or twice with bodyTwice; "" for none.
 	body      string
 	bodyTwice bool
+	// bodies, when set, are the bodies taken in turn instead.
+	bodies []string
 	key       string
 }
 
@@ -94,6 +96,14 @@ func (s wrkScript) lua(run string) string {
 		b.WriteString(strconv.Quote(p))
 	}
 	b.WriteString("}\n")
+	b.WriteString("local bodies = {")
+	for i, body := range s.bodies {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(strconv.Quote(body))
+	}
+	b.WriteString("}\n")
 	fmt.Fprintf(&b, "local method, body, twice, run = %q, %q, %v, %q\n", s.method, s.body, s.bodyTwice, run)
 	// thread_id is a global of each thread's state, set by setup.
 	b.WriteString(`local counter, n = 0, #paths
@@ -103,7 +113,7 @@ local headers = {}
 	if s.key != "" {
 		fmt.Fprintf(&b, "headers[\"Authorization\"] = %q\n", "Bearer "+s.key)
 	}
-	if s.body != "" {
+	if s.body != "" || len(s.bodies) > 0 {
 		b.WriteString("headers[\"Content-Type\"] = \"application/json\"\n")
 	}
 	b.WriteString(`local next_id = 0
@@ -117,6 +127,9 @@ end
 function request()
   counter = counter + 1
   local path = paths[(counter % n) + 1]
+  if #bodies > 0 then
+    return wrk.format(method, path, headers, bodies[((counter + thread_id * 7919) % #bodies) + 1])
+  end
   if body == "" then
     return wrk.format(method, path, headers)
   end

@@ -61,12 +61,17 @@ func (s *Store) createUnlessHeld(ctx context.Context, accountID string, in domai
 func createUnlessHeldQuery(d Dialect, accountID string, ids domain.Identifiers, person, burst []any, guard string) (string, []any) {
 	holders, hargs := holdersQuery(accountID, ids, heldLookup(d, ``))
 	args := sqlArgs(hargs)
-	if guard != "" {
-		guard = ` AND ` + guard
-	}
 	return `WITH h AS (` + holders + `),
 		p AS (INSERT INTO persons (` + newPersonColumns + `) SELECT ` + args.list(person...) + `
-			WHERE NOT EXISTS (SELECT 1 FROM h)` + guard + ` RETURNING id),
+			WHERE NOT EXISTS (SELECT 1 FROM h)` + guarded(guard) + ` RETURNING id),
 		b AS (INSERT INTO bursts (` + newBurstColumns + `) SELECT ` + args.list(burst...) + ` FROM p)
 		` + heldSelect(d, false), args
+}
+
+// guarded is guard as one more condition of a WHERE ("" for none).
+func guarded(guard string) string {
+	if guard == "" {
+		return ""
+	}
+	return ` AND ` + guard
 }

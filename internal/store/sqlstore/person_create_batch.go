@@ -188,7 +188,7 @@ func (c *creator) runTogether(ctx context.Context, batch []*createCall) error {
 		call.holders, call.err = holders, nil
 		return nil
 	}
-	query, args := createManyQuery(c.s.dialect, batch)
+	query, args := createManyQuery(c.s.dialect, batch, batchLockTimeout)
 	rows, err := c.s.writer().query(ctx, query, args...)
 	if err != nil {
 		return err
@@ -221,8 +221,8 @@ var personInputTypes = []string{"text", "text", "text", "text", "text", "text",
 // holders of each one's identifiers, each looked up on its own unique
 // index, and the persons nobody holds inserted with their outbox rows, all
 // reading one snapshot. Two persons of the batch with one identifier both
-// insert, and the statement fails unique.
-func createManyQuery(d Dialect, batch []*createCall) (string, []any) {
+// insert, and the statement fails unique. guard is as createUnlessHeldQuery's.
+func createManyQuery(d Dialect, batch []*createCall, guard string) (string, []any) {
 	var args sqlArgs
 	rows := make([]string, len(batch))
 	for i, call := range batch {
@@ -241,7 +241,7 @@ func createManyQuery(d Dialect, batch []*createCall) (string, []any) {
 	return `WITH i (n, ` + newPersonColumns + `, event, opened_at, last_change_at, due_at) AS (VALUES ` + strings.Join(rows, ", ") + `),
 		h AS (` + lookup("external_id") + ` UNION ALL ` + lookup("email_norm") + ` UNION ALL ` + lookup("f_id") + `),
 		p AS (INSERT INTO persons (` + newPersonColumns + `) SELECT ` + newPersonColumns + ` FROM i
-			WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.n = i.n) AND ` + batchLockTimeout + ` RETURNING id),
+			WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.n = i.n)` + guarded(guard) + ` RETURNING id),
 		b AS (INSERT INTO bursts (` + newBurstColumns + `)
 			SELECT i.id, i.account_id, i.event, i.opened_at, i.last_change_at, i.due_at FROM i JOIN p ON p.id = i.id)
 		` + heldSelect(d, true), args
