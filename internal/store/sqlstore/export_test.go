@@ -22,6 +22,12 @@ func TakenQuery(accountID, column string, values []string) (string, []any) {
 	return takenQuery(accountID, column, values)
 }
 
+// HoldersLockQuery is the statement with which a batch or an import chunk
+// locks the persons its items name, for the plan test.
+func HoldersLockQuery(accountID string, items []domain.Identifiers) (string, []any) {
+	return holdersLockQuery(accountID, items, "")
+}
+
 // InTx runs fn in a write transaction (inTx), giving it the transaction's
 // exec, for the group commit tests.
 func (s *Store) InTx(ctx context.Context, fn func(exec func(query string, args ...any) error) error) error {
