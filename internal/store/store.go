@@ -34,6 +34,7 @@ type Store interface {
 	Catalog
 	Persons
 	PersonImports
+	PersonReports
 	Webhooks
 }
 
