@@ -35,6 +35,7 @@ type Store interface {
 	Persons
 	PersonImports
 	Webhooks
+	Erasures
 }
 
 // Accounts are created by the administrative command line.
