@@ -36,6 +36,7 @@ type Store interface {
 	PersonImports
 	PersonReports
 	Webhooks
+	Erasures
 }
 
 // Accounts are created by the administrative command line.
