@@ -26,8 +26,8 @@ type eraseView struct {
 	ID string
 	// Identifiers are shown only to a key with persons:read, as Get
 	// Person would answer it; empty otherwise.
-	Identifiers []labelled
-	Shown       bool
+	Identifiers                        []labelled
+	Shown                              bool
 	Tags, Values, Breadcrumbs, Pending int
 }
 
