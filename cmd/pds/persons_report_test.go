@@ -160,6 +160,14 @@ func TestPersonsReport(t *testing.T) {
 		if _, err := pds(t, "persons", "report", "--account", acc, "--database", db); exitStatus(err) != 2 || !strings.Contains(err.Error(), "--person is required") {
 			t.Errorf("without --person: %v", err)
 		}
+
+		// Once erased, the person is absent to the report too.
+		if _, err := env.Store.ErasePerson(context.Background(), acc, ada.ID, domain.EraseRequest{}, store.Write{Now: env.Clock.Now(), Window: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := pds(t, "persons", "report", "--account", acc, "--person", ada.ID, "--database", db); !errors.Is(err, domain.ErrNotFound) || out != "" {
+			t.Errorf("the report of an erased person: %v, printed %q", err, out)
+		}
 	})
 }
 
