@@ -112,6 +112,25 @@ func TestEraseIsOfferedOnlyWithTheScope(t *testing.T) {
 			}
 		}
 
+		// The erasure's form from another site, or without the session's
+		// token, is refused and erases nothing.
+		eraseToken := eb.csrf("/console/persons/" + p.ID + "/erase")
+		for name, c := range map[string]struct {
+			form   url.Values
+			header []string
+		}{
+			"another site":   {url.Values{"csrf": {eraseToken}}, []string{"Sec-Fetch-Site", "cross-site"}},
+			"another origin": {url.Values{"csrf": {eraseToken}}, []string{"Origin", "https://evil.example"}},
+			"no token":       {url.Values{}, nil},
+		} {
+			if p := eb.post("/console/persons/"+p.ID+"/erase", c.form, c.header...); p.status != http.StatusForbidden {
+				t.Errorf("an erasure from %s: %d, want 403", name, p.status)
+			}
+		}
+		if _, err := e.st.GetPerson(ctx, acc, p.ID); err != nil {
+			t.Fatalf("a refused erasure erased: %v", err)
+		}
+
 		// A key that may erase but not read persons is shown no identifier.
 		blind, _ := e.key(acc, domain.ScopePersonsErase)
 		bb := e.browser()
