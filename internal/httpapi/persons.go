@@ -82,15 +82,9 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
 
 // getPerson returns the compact person, or the extended view with extended=true.
 func (s *Server) getPerson(w http.ResponseWriter, r *http.Request) error {
-	extended := false
-	if q := query(r); q.Has("extended") {
-		switch v := q.Get("extended"); v {
-		case "true":
-			extended = true
-		case "false":
-		default:
-			return domain.ParamError("extended", "extended must be true or false; got %q.", v)
-		}
+	extended, err := params.Bool(query(r), "extended")
+	if err != nil {
+		return err
 	}
 	ctx, acc := r.Context(), accountID(r)
 	p, err := s.store.GetPerson(ctx, acc, r.PathValue("person_id"))
