@@ -2,7 +2,6 @@ package console
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
@@ -91,7 +90,9 @@ func (s *Server) pendingDeliveries(r *http.Request, acc, personID string) (int, 
 // erasure; then the persons list says it is done (the overview, for a key
 // that may not list persons).
 func (s *Server) erasePerson(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	suppress, err := suppressChoice(values(r))
+	// The box sends true; the API's own reading of suppress refuses
+	// anything but true or false.
+	suppress, err := params.Bool(values(r), "suppress")
 	if err != nil {
 		return err
 	}
@@ -107,19 +108,6 @@ func (s *Server) erasePerson(w http.ResponseWriter, r *http.Request, v *viewer) 
 		notice = "erased-suppressed"
 	}
 	return s.done(w, r, to, notice)
-}
-
-// suppressChoice reads the form's "also suppress" box: absent is no,
-// "true" yes, anything else refused, as the API refuses a suppress that is
-// not a boolean.
-func suppressChoice(form url.Values) (bool, error) {
-	switch vs := form["suppress"]; {
-	case len(vs) == 0:
-		return false, nil
-	case len(vs) == 1 && vs[0] == "true":
-		return true, nil
-	}
-	return false, domain.BodyError("/suppress", "suppress must be true when given.")
 }
 
 type suppressionsView struct {
