@@ -31,6 +31,9 @@ Usage:
   pds import persons --account ID FILE                         upsert persons: Upsert Person lines + tag_ids
   pds backup FILE                         copy a live SQLite database to a new FILE, checked (PostgreSQL: pg_dump)
   pds console link --account ID           print a one-time sign-in link to the console (/console)
+  pds persons report --account ID --person ID
+                                          print everything held about a person as one JSON document
+                                          (an access request), streamed page by page
   pds webhooks listen --account ID [--events E,E] [--print-body] [--forward-to URL] [--port N]
                                           receive the account's deliveries here (http://127.0.0.1) while it runs,
                                           verified and printed, from pds serve on this machine and database
@@ -119,6 +122,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return env.webhooksCmd(args[1:])
 	case "console":
 		return env.consoleCmd(args[1:])
+	case "persons":
+		return env.personsCmd(args[1:])
 	case "healthcheck":
 		return env.healthcheck(args[1:])
 	case "help", "-h", "--help":

@@ -176,7 +176,7 @@ func parseEvents(s string) ([]string, error) {
 		ev = strings.TrimSpace(ev)
 		switch {
 		case !slices.Contains(domain.WebhookEvents, ev):
-			return nil, fmt.Errorf("%q is not an event; the events are %s", ev, strings.Join(domain.WebhookEvents, " and "))
+			return nil, fmt.Errorf("%q is not an event; the events are %s", ev, strings.Join(domain.WebhookEvents, ", "))
 		case slices.Contains(out, ev):
 			return nil, fmt.Errorf("%s is listed twice", ev)
 		}

@@ -4,11 +4,13 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +39,7 @@ func seed(t *testing.T, e *env) seeded {
 	t.Helper()
 	ctx := context.Background()
 	acc := e.account()
-	key, _ := e.key(acc)
+	key, _ := e.key(acc, withErase()...)
 	now := e.clock.Now()
 	w := store.Write{Now: now, Window: time.Minute}
 	var tags []domain.Tag
@@ -103,8 +105,9 @@ func seed(t *testing.T, e *env) seeded {
 // TestConsoleInChromium drives the console as a person does, in headless
 // Chromium, on each engine: signs in with the keyboard, browses and
 // filters persons, opens one, edits it (and is shown the API's problem
-// beside the field it refused), attaches a tag, uses the catalogue, and
-// signs out. Every screen is held to axe-core (nothing serious or
+// beside the field it refused), attaches a tag, uses the catalogue and the
+// webhooks, erases a person with its identifiers suppressed and lifts a
+// suppression, and signs out. Every screen is held to axe-core (nothing serious or
 // critical, in the light scheme and the dark) and must show no script
 // error, no failed load and nothing the Content-Security-Policy refused;
 // each is photographed. PDS_CONSOLE_SCREENSHOTS=DIR keeps the pictures in
@@ -209,6 +212,8 @@ func TestConsoleInChromium(t *testing.T) {
 		b.open(e.url, "/console/webhooks")
 		b.shoot("webhooks-phone")
 		b.do("desktop", chromedp.EmulateViewport(1280, 900))
+
+		erasureFlow(t, e, b, s)
 
 		// Sign out.
 		b.submit("sign out", `form.signout button`)
@@ -353,4 +358,37 @@ func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receive
 	b.do("open the delete", chromedp.Click(chromedp.CSS(`details summary`)))
 	b.submit("delete", `form[action$="/delete"] button[type=submit]`)
 	b.wantText("the deletion", "Deleted.", "0 subscriptions")
+}
+
+// erasureFlow erases Ada through the confirmation, with her identifiers
+// suppressed: the persons list says so and no longer holds her, the
+// suppressions screen lists their hashes, and one is lifted.
+func erasureFlow(t *testing.T, e *env, b *tab, s seeded) {
+	t.Helper()
+	ctx := context.Background()
+	b.open(e.url, "/console/persons/"+s.ada.ID)
+	b.submit("erase", `section[aria-labelledby=erase-heading] button[type=submit]`)
+	b.wantText("the confirmation", "What goes", s.ada.ID, "ada@example.org", "crm-0", "3 breadcrumbs", "Also suppress its identifiers")
+	b.check("erase")
+	b.do("also suppress", chromedp.Click(chromedp.CSS(`input[name=suppress]`)))
+	b.submit("erase for good", `form[method=post][action$="/erase"] button[type=submit]`)
+	b.wantText("the persons after the erasure", "Erased, and its identifiers are suppressed", "29 seen within the last 30 days")
+	if strings.Contains(b.text(), "ada@example.org") {
+		t.Error("the persons list still shows the erased person")
+	}
+	if _, err := e.st.GetPerson(ctx, s.account, s.ada.ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("the erased person reads: %v", err)
+	}
+	sups, total, err := e.st.ListSuppressions(ctx, s.account, domain.PageRequest{Page: 1, Size: 10})
+	if err != nil || total < 2 {
+		t.Fatalf("suppressions after the erasure: %d, %v", total, err)
+	}
+	b.open(e.url, "/console/suppressions")
+	b.wantText("the suppressions", fmt.Sprintf("%d suppressions", total), sups[0].Hash, sups[0].Kind)
+	b.check("suppressions")
+	b.submit("lift", `form[action="/console/suppressions/`+sups[0].ID+`/lift"] button[type=submit]`)
+	b.wantText("the lifted suppression", "Suppression lifted", fmt.Sprintf("%d suppressions", total-1))
+	if strings.Contains(b.text(), sups[0].Hash) {
+		t.Error("the lifted suppression is still listed")
+	}
 }

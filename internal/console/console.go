@@ -73,6 +73,7 @@ func (s *Server) routes() {
 
 	s.page("GET "+Prefix+"/{$}", "", s.overview)
 	s.personRoutes()
+	s.erasureRoutes()
 	s.catalogRoutes()
 	s.webhookRoutes()
 }

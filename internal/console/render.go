@@ -175,14 +175,17 @@ func (s *Server) viewFor(r *http.Request, v *viewer, title string, data any) vie
 // notices say what an action did, on the page it leads back to (a fixed
 // sentence per action: nothing a link's author writes is shown).
 var notices = map[string]string{
-	"saved":       "Saved.",
-	"tagged":      "Tag attached.",
-	"untagged":    "Tag detached.",
-	"created":     "Created.",
-	"archived":    "Archived.",
-	"deleted":     "Deleted.",
-	"redelivered": "Redelivery queued: it is attempted at once.",
-	"requeued":    "Every failed delivery since then is queued again, attempted at once.",
+	"saved":             "Saved.",
+	"tagged":            "Tag attached.",
+	"untagged":          "Tag detached.",
+	"created":           "Created.",
+	"archived":          "Archived.",
+	"deleted":           "Deleted.",
+	"redelivered":       "Redelivery queued: it is attempted at once.",
+	"requeued":          "Every failed delivery since then is queued again, attempted at once.",
+	"erased":            "Erased: the person and everything held for it are gone.",
+	"erased-suppressed": "Erased, and its identifiers are suppressed: an upsert, breadcrumb or import that names one is refused.",
+	"lifted":            "Suppression lifted: writes that name that identifier are accepted again.",
 }
 
 // done ends an action that changed something: back to a page (303, so a

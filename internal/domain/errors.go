@@ -98,7 +98,8 @@ func IsRefusal(err error) bool {
 		ce *ConflictError
 		fe *ForbiddenError
 		le *LimitError
+		se *SuppressedError
 	)
-	return errors.As(err, &ve) || errors.As(err, &ce) || errors.As(err, &fe) || errors.As(err, &le) ||
+	return errors.As(err, &ve) || errors.As(err, &ce) || errors.As(err, &fe) || errors.As(err, &le) || errors.As(err, &se) ||
 		errors.Is(err, ErrNotFound)
 }

@@ -30,6 +30,7 @@ var AllScopes = []Scope{
 	ScopePersonsRead, ScopePersonsWrite, ScopeTagsRead, ScopeTagsWrite,
 	ScopeCampaignsRead, ScopeProjectsRead, ScopeBreadcrumbsRead, ScopeBreadcrumbsWrite,
 	ScopeCustomFieldsRead, ScopeCustomFieldsWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
+	ScopePersonsErase,
 }
 
 // ParseScopes reads a comma-separated scope list; "all" stands for every scope.

@@ -35,6 +35,12 @@ type APIKey struct {
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
 	CreatedAt  time.Time
+	// AccountSuppresses says whether the key's account held any
+	// suppression when the key was read by its hash; the key cache's sync
+	// keeps it true as it keeps the key (every suppression added or lifted
+	// counts as a key change), so a write of an account without
+	// suppressions need not look them up.
+	AccountSuppresses bool
 }
 
 // HasScope tells whether the key grants s.

@@ -72,7 +72,7 @@ func (s *Server) appendBreadcrumb(w http.ResponseWriter, r *http.Request) error 
 	if key != "" {
 		in.ID = domain.BreadcrumbID(acc, key)
 	}
-	b, replayed, err := s.store.AppendBreadcrumb(r.Context(), acc, in, s.personWrite())
+	b, replayed, err := s.store.AppendBreadcrumb(r.Context(), acc, in, s.personWrite(r))
 	if err != nil {
 		return err
 	}

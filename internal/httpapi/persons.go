@@ -11,9 +11,15 @@ import (
 )
 
 // personWrite stamps a person write with the request time and the webhook
-// coalescing window, which the store's outbox needs.
-func (s *Server) personWrite() store.Write {
-	return store.Write{Now: s.now(), Window: s.cfg.WebhookWindow}
+// coalescing window, which the store's outbox needs, and passes on what
+// the key's read said of the account's suppressions: none, and the write
+// need not look them up.
+func (s *Server) personWrite(r *http.Request) store.Write {
+	w := store.Write{Now: s.now(), Window: s.cfg.WebhookWindow}
+	if p := principalOf(r.Context()); p != nil && p.key != nil {
+		w.NoSuppressions = !p.key.AccountSuppresses
+	}
+	return w
 }
 
 // writeCompact writes the compact view of p: the bytes writeJSON writes
@@ -36,7 +42,7 @@ func (s *Server) upsertPerson(w http.ResponseWriter, r *http.Request) error {
 	if err := in.Validate(); err != nil {
 		return err
 	}
-	p, created, err := s.store.UpsertPerson(r.Context(), accountID(r), in, s.personWrite())
+	p, created, err := s.store.UpsertPerson(r.Context(), accountID(r), in, s.personWrite(r))
 	if err != nil {
 		return err
 	}
@@ -67,7 +73,7 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
 	}
 	in := domain.PersonUpdate{Email: body.Email, FirstName: body.FirstName, LastName: body.LastName, Phone: body.Phone,
 		CustomFields: body.CustomFields}
-	p, err := s.store.UpdatePerson(r.Context(), accountID(r), r.PathValue("person_id"), in, s.personWrite())
+	p, err := s.store.UpdatePerson(r.Context(), accountID(r), r.PathValue("person_id"), in, s.personWrite(r))
 	if err != nil {
 		return err
 	}
@@ -76,15 +82,9 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
 
 // getPerson returns the compact person, or the extended view with extended=true.
 func (s *Server) getPerson(w http.ResponseWriter, r *http.Request) error {
-	extended := false
-	if q := query(r); q.Has("extended") {
-		switch v := q.Get("extended"); v {
-		case "true":
-			extended = true
-		case "false":
-		default:
-			return domain.ParamError("extended", "extended must be true or false; got %q.", v)
-		}
+	extended, err := params.Bool(query(r), "extended")
+	if err != nil {
+		return err
 	}
 	ctx, acc := r.Context(), accountID(r)
 	p, err := s.store.GetPerson(ctx, acc, r.PathValue("person_id"))
@@ -161,7 +161,7 @@ func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
 	if err := domain.CheckTagIDs(ids); err != nil {
 		return err
 	}
-	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), ids, s.personWrite())
+	p, err := s.store.AddPersonTags(r.Context(), accountID(r), r.PathValue("person_id"), ids, s.personWrite(r))
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (s *Server) addPersonTags(w http.ResponseWriter, r *http.Request) error {
 
 // removePersonTag detaches a tag: 204 whether or not the person held it.
 func (s *Server) removePersonTag(w http.ResponseWriter, r *http.Request) error {
-	err := s.store.RemovePersonTag(r.Context(), accountID(r), r.PathValue("person_id"), r.PathValue("tag_id"), s.personWrite())
+	err := s.store.RemovePersonTag(r.Context(), accountID(r), r.PathValue("person_id"), r.PathValue("tag_id"), s.personWrite(r))
 	if err != nil {
 		return err
 	}

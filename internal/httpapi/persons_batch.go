@@ -67,7 +67,7 @@ func (s *Server) upsertPersons(w http.ResponseWriter, r *http.Request) error {
 		items, at = append(items, in), append(at, i)
 	}
 	if len(items) > 0 {
-		out, err := s.store.UpsertPersons(r.Context(), accountID(r), items, s.personWrite())
+		out, err := s.store.UpsertPersons(r.Context(), accountID(r), items, s.personWrite(r))
 		if err != nil {
 			return err
 		}

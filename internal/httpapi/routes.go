@@ -15,6 +15,7 @@ func (s *Server) routes() {
 
 	s.catalogRoutes()
 	s.personRoutes()
+	s.erasureRoutes()
 	s.webhookRoutes()
 
 	if s.cfg.Console != nil {

@@ -149,6 +149,22 @@ func Enum(q url.Values, name string, allowed []string) (*string, error) {
 	return &v, nil
 }
 
+// Bool reads a flag given as true or false; absent is false, any other
+// value a 400 naming it.
+func Bool(q url.Values, name string) (bool, error) {
+	if !q.Has(name) {
+		return false, nil
+	}
+	switch v := q.Get(name); v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	default:
+		return false, domain.ParamError(name, "%s must be true or false; got %q.", name, v)
+	}
+}
+
 // TimeRange reads since and until, the inclusive bounds of a list's time;
 // since after until is refused.
 func TimeRange(q url.Values) (since, until *time.Time, err error) {

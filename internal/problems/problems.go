@@ -46,6 +46,7 @@ func For(err error) *Problem {
 		nf *domain.NotFoundError
 		se *domain.ScopeError
 		ue *domain.UnavailableError
+		su *domain.SuppressedError
 	)
 	switch {
 	case errors.As(err, &ve):
@@ -59,6 +60,13 @@ func For(err error) *Problem {
 	case errors.As(err, &ce):
 		p := New(http.StatusConflict, ce.Detail)
 		p.ExistingID = ce.ExistingID
+		return p
+	case errors.As(err, &su):
+		p := New(http.StatusConflict, su.Error())
+		p.Type, p.Title = domain.SuppressedProblemType, "Identifier Suppressed"
+		if su.Pointer != "" {
+			p.Errors = []domain.FieldError{{Pointer: su.Pointer, Detail: su.Error()}}
+		}
 		return p
 	case errors.As(err, &fe):
 		return New(http.StatusForbidden, fe.Detail)

@@ -88,6 +88,11 @@ type Write struct {
 	// write (an import's chunks), so that a million imported persons are
 	// not all seen in one instant; nil keeps Now throughout.
 	Later func() time.Time
+	// NoSuppressions, set by a caller that knows the account held no
+	// suppression when the write arrived (the API, from the key's read,
+	// domain.APIKey.AccountSuppresses), spares the write its look-up of
+	// suppressed identifiers. Unset, the store looks.
+	NoSuppressions bool
 }
 
 // PersonBurst is an outbox row: the open burst of changes to one person.

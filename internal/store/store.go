@@ -34,7 +34,9 @@ type Store interface {
 	Catalog
 	Persons
 	PersonImports
+	PersonReports
 	Webhooks
+	Erasures
 }
 
 // Accounts are created by the administrative command line.

@@ -35,17 +35,9 @@ func Hint(secret string) string {
 	return secretPrefix + "..." + secret[len(secret)-4:]
 }
 
-// envelope is the delivery body of spec section 2.9.
-type envelope struct {
-	ID      string          `json:"id"`
-	Event   string          `json:"event"`
-	Created domain.Time     `json:"created"`
-	Data    json.RawMessage `json:"data"`
-}
-
 // Body renders the delivery body once; every attempt sends it unchanged.
 func Body(id, event string, created time.Time, data json.RawMessage) (json.RawMessage, error) {
-	return json.Marshal(envelope{ID: id, Event: event, Created: domain.T(created), Data: data})
+	return json.Marshal(domain.Envelope{ID: id, Event: event, Created: domain.T(created), Data: data})
 }
 
 // NewDeliveryID is a fresh 32-hex delivery id.

@@ -442,6 +442,7 @@ const (
 	ScopeCampaignsRead     Scope = "campaigns:read"
 	ScopeCustomFieldsRead  Scope = "custom_fields:read"
 	ScopeCustomFieldsWrite Scope = "custom_fields:write"
+	ScopePersonsErase      Scope = "persons:erase"
 	ScopePersonsRead       Scope = "persons:read"
 	ScopePersonsWrite      Scope = "persons:write"
 	ScopeProjectsRead      Scope = "projects:read"
@@ -463,6 +464,8 @@ func (e Scope) Valid() bool {
 	case ScopeCustomFieldsRead:
 		return true
 	case ScopeCustomFieldsWrite:
+		return true
+	case ScopePersonsErase:
 		return true
 	case ScopePersonsRead:
 		return true
@@ -495,6 +498,30 @@ func (e SignatureScheme) Valid() bool {
 	case SignatureSchemePds:
 		return true
 	case SignatureSchemeStandardWebhooks:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuppressionKind.
+const (
+	SuppressionKindEmail      SuppressionKind = "email"
+	SuppressionKindExternalID SuppressionKind = "external_id"
+	SuppressionKindFId        SuppressionKind = "f_id"
+	SuppressionKindPhone      SuppressionKind = "phone"
+)
+
+// Valid indicates whether the value is a known member of the SuppressionKind enum.
+func (e SuppressionKind) Valid() bool {
+	switch e {
+	case SuppressionKindEmail:
+		return true
+	case SuppressionKindExternalID:
+		return true
+	case SuppressionKindFId:
+		return true
+	case SuppressionKindPhone:
 		return true
 	default:
 		return false
@@ -555,6 +582,7 @@ func (e WebhookDisabledReason) Valid() bool {
 // Defines values for WebhookEvent.
 const (
 	WebhookEventPersonCreated WebhookEvent = "person.created"
+	WebhookEventPersonDeleted WebhookEvent = "person.deleted"
 	WebhookEventPersonUpdated WebhookEvent = "person.updated"
 )
 
@@ -562,6 +590,8 @@ const (
 func (e WebhookEvent) Valid() bool {
 	switch e {
 	case WebhookEventPersonCreated:
+		return true
+	case WebhookEventPersonDeleted:
 		return true
 	case WebhookEventPersonUpdated:
 		return true
@@ -865,7 +895,8 @@ type Delivery struct {
 	Created DateTime `json:"created"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
-	// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
 	// for an event it lists.
 	Event     WebhookEvent              `json:"event"`
 	ID        string                    `json:"id"`
@@ -950,16 +981,28 @@ type DeliveryBody struct {
 	// Examples: 2026-11-21T10:15:30.123Z
 	Created DateTime `json:"created"`
 
-	// Data The person's extended view at the time the burst closed: the same object as `GET /persons/{person_id}?extended=true`.
-	Data PersonExtended `json:"data"`
+	// Data For `person.created` and `person.updated`, the person's extended view at the time the
+	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
+	// `person.deleted`, and in the stored body of any earlier delivery of a person since
+	// erased, only the person's id and when it was erased.
+	Data DeliveryBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
-	// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
 	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
 	ID string `json:"id"`
+}
+
+// DeliveryBody_Data For `person.created` and `person.updated`, the person's extended view at the time the
+// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
+// `person.deleted`, and in the stored body of any earlier delivery of a person since
+// erased, only the person's id and when it was erased.
+type DeliveryBody_Data struct {
+	union json.RawMessage
 }
 
 // DeliveryDetail defines model for DeliveryDetail.
@@ -979,7 +1022,8 @@ type DeliveryDetail struct {
 	Created DateTime `json:"created"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
-	// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
 	// for an event it lists.
 	Event          WebhookEvent                `json:"event"`
 	ID             string                      `json:"id"`
@@ -1052,6 +1096,15 @@ type PersonBatchResultStatus int
 type PersonBatchResults struct {
 	// Results One result per item of `persons`, in the same order.
 	Results []PersonBatchResult `json:"results"`
+}
+
+// PersonDeleted The `data` of a `person.deleted` delivery; never an attribute of the erased person.
+type PersonDeleted struct {
+	// DateDeleted RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	DateDeleted DateTime `json:"date_deleted"`
+	ID          string   `json:"id"`
 }
 
 // PersonExtended The extended view (spec section 2.9): the `data` of a webhook delivery and the answer of
@@ -1229,7 +1282,7 @@ type Problem struct {
 	// Title The HTTP status phrase; a 503 names its cause (Database Unreachable, Database Timeout, Database Disk Full).
 	Title string `json:"title"`
 
-	// Type `about:blank`
+	// Type `about:blank`, or `urn:pds:problem:suppressed` when a write names a suppressed identifier.
 	Type string `json:"type"`
 }
 
@@ -1331,7 +1384,8 @@ type RotateResponse struct {
 	TargetURL       string          `json:"target_url"`
 }
 
-// Scope defines model for Scope.
+// Scope `persons:erase` erases persons and reads and lifts suppressions; `persons:write` does not
+// imply it. `all` (of `pds keys create`) grants it.
 type Scope string
 
 // SignatureScheme How a subscription's deliveries are signed. Every delivery carries the spec's headers
@@ -1356,6 +1410,34 @@ type SignatureScheme string
 // Status defines model for Status.
 type Status struct {
 	Status string `json:"status"`
+}
+
+// Suppression defines model for Suppression.
+type Suppression struct {
+	// Created RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	Created DateTime `json:"created"`
+
+	// Hash HMAC-SHA256, keyed with the account's suppression secret (made by pds, never shown), of
+	// the kind, a NUL byte and the identifier (an email lower-cased), in hex.
+	Hash string `json:"hash"`
+	ID   string `json:"id"`
+
+	// KeyID The key that erased the person.
+	KeyID string          `json:"key_id"`
+	Kind  SuppressionKind `json:"kind"`
+}
+
+// SuppressionKind defines model for Suppression.Kind.
+type SuppressionKind string
+
+// SuppressionPage defines model for SuppressionPage.
+type SuppressionPage struct {
+	Items []Suppression `json:"items"`
+	Page  int           `json:"page"`
+	Size  int           `json:"size"`
+	Total int           `json:"total"`
 }
 
 // Tag defines model for Tag.
@@ -1463,7 +1545,8 @@ type WebhookCreate struct {
 type WebhookDisabledReason string
 
 // WebhookEvent `person.created`: a burst of changes that began with the person's creation.
-// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
 // for an event it lists.
 type WebhookEvent string
 
@@ -1594,6 +1677,9 @@ type NotFound = Problem
 // ServerError defines model for ServerError.
 type ServerError = Problem
 
+// Suppressed defines model for Suppressed.
+type Suppressed = Problem
+
 // TooLarge defines model for TooLarge.
 type TooLarge = Problem
 
@@ -1700,6 +1786,13 @@ type ExportPersonsParams struct {
 	After *string `form:"after,omitempty" json:"after,omitempty"`
 }
 
+// ErasePersonParams defines parameters for ErasePerson.
+type ErasePersonParams struct {
+	// Suppress `true` also suppresses the person's identifiers (see the conventions above); `false`,
+	// the default, does not. Any other value is a 400.
+	Suppress *bool `form:"suppress,omitempty" json:"suppress,omitempty"`
+}
+
 // GetPersonParams defines parameters for GetPerson.
 type GetPersonParams struct {
 	// Extended `true` for the extended view.
@@ -1716,6 +1809,15 @@ type GetPerson200JSONResponseBody struct {
 
 // ListProjectsParams defines parameters for ListProjects.
 type ListProjectsParams struct {
+	// Page 1-based page number. A page past the end is a 200 with no items and the true `total`; outside the bounds, not an integer, or given more than once is a 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Size Items per page. Outside 1 to 100 (never clamped), not an integer, or given more than once is a 400.
+	Size *Size `form:"size,omitempty" json:"size,omitempty"`
+}
+
+// ListSuppressionsParams defines parameters for ListSuppressions.
+type ListSuppressionsParams struct {
 	// Page 1-based page number. A page past the end is a 200 with no items and the true `total`; outside the bounds, not an integer, or given more than once is a 400.
 	Page *Page `form:"page,omitempty" json:"page,omitempty"`
 
@@ -1778,16 +1880,53 @@ type DeliverPersonCreatedJSONBody struct {
 	// Examples: 2026-11-21T10:15:30.123Z
 	Created DateTime `json:"created"`
 
-	// Data The person's extended view at the time the burst closed: the same object as `GET /persons/{person_id}?extended=true`.
-	Data PersonExtended `json:"data"`
+	// Data For `person.created` and `person.updated`, the person's extended view at the time the
+	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
+	// `person.deleted`, and in the stored body of any earlier delivery of a person since
+	// erased, only the person's id and when it was erased.
+	Data DeliverPersonCreatedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
-	// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
 	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
 	ID string `json:"id"`
+}
+
+// DeliverPersonCreatedJSONBody_Data defines parameters for DeliverPersonCreated.
+type DeliverPersonCreatedJSONBody_Data struct {
+	union json.RawMessage
+}
+
+// DeliverPersonDeletedJSONBody defines parameters for DeliverPersonDeleted.
+type DeliverPersonDeletedJSONBody struct {
+	// Created When the burst closed and the data was rendered.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	Created DateTime `json:"created"`
+
+	// Data For `person.created` and `person.updated`, the person's extended view at the time the
+	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
+	// `person.deleted`, and in the stored body of any earlier delivery of a person since
+	// erased, only the person's id and when it was erased.
+	Data DeliverPersonDeletedJSONBody_Data `json:"data"`
+
+	// Event `person.created`: a burst of changes that began with the person's creation.
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
+	Event WebhookEvent `json:"event"`
+
+	// ID The delivery id; the same on every attempt (an idempotency key).
+	ID string `json:"id"`
+}
+
+// DeliverPersonDeletedJSONBody_Data defines parameters for DeliverPersonDeleted.
+type DeliverPersonDeletedJSONBody_Data struct {
+	union json.RawMessage
 }
 
 // DeliverPersonUpdatedJSONBody defines parameters for DeliverPersonUpdated.
@@ -1797,16 +1936,25 @@ type DeliverPersonUpdatedJSONBody struct {
 	// Examples: 2026-11-21T10:15:30.123Z
 	Created DateTime `json:"created"`
 
-	// Data The person's extended view at the time the burst closed: the same object as `GET /persons/{person_id}?extended=true`.
-	Data PersonExtended `json:"data"`
+	// Data For `person.created` and `person.updated`, the person's extended view at the time the
+	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
+	// `person.deleted`, and in the stored body of any earlier delivery of a person since
+	// erased, only the person's id and when it was erased.
+	Data DeliverPersonUpdatedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
-	// `person.updated`: any other burst. Matching is exact: a subscription receives a delivery only
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
 	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
 	ID string `json:"id"`
+}
+
+// DeliverPersonUpdatedJSONBody_Data defines parameters for DeliverPersonUpdated.
+type DeliverPersonUpdatedJSONBody_Data struct {
+	union json.RawMessage
 }
 
 // AppendBreadcrumbJSONRequestBody defines body for AppendBreadcrumb for application/json ContentType.
@@ -1847,6 +1995,9 @@ type RedeliverFailedJSONRequestBody = RedeliverFailedBody
 
 // DeliverPersonCreatedJSONRequestBody defines body for DeliverPersonCreated for application/json ContentType.
 type DeliverPersonCreatedJSONRequestBody DeliverPersonCreatedJSONBody
+
+// DeliverPersonDeletedJSONRequestBody defines body for DeliverPersonDeleted for application/json ContentType.
+type DeliverPersonDeletedJSONRequestBody DeliverPersonDeletedJSONBody
 
 // DeliverPersonUpdatedJSONRequestBody defines body for DeliverPersonUpdated for application/json ContentType.
 type DeliverPersonUpdatedJSONRequestBody DeliverPersonUpdatedJSONBody
@@ -2079,6 +2230,68 @@ func (t *CustomFieldInputValue) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsPersonExtended returns the union data inside the DeliveryBody_Data as a PersonExtended
+func (t DeliveryBody_Data) AsPersonExtended() (PersonExtended, error) {
+	var body PersonExtended
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonExtended overwrites any union data inside the DeliveryBody_Data as the provided PersonExtended
+func (t *DeliveryBody_Data) FromPersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonExtended performs a merge with any union data inside the DeliveryBody_Data, using the provided PersonExtended
+func (t *DeliveryBody_Data) MergePersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonDeleted returns the union data inside the DeliveryBody_Data as a PersonDeleted
+func (t DeliveryBody_Data) AsPersonDeleted() (PersonDeleted, error) {
+	var body PersonDeleted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonDeleted overwrites any union data inside the DeliveryBody_Data as the provided PersonDeleted
+func (t *DeliveryBody_Data) FromPersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonDeleted performs a merge with any union data inside the DeliveryBody_Data, using the provided PersonDeleted
+func (t *DeliveryBody_Data) MergePersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeliveryBody_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeliveryBody_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPerson returns the union data inside the GetPerson200JSONResponseBody as a Person
 func (t GetPerson200JSONResponseBody) AsPerson() (Person, error) {
 	var body Person
@@ -2137,6 +2350,192 @@ func (t GetPerson200JSONResponseBody) MarshalJSON() ([]byte, error) {
 }
 
 func (t *GetPerson200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPersonExtended returns the union data inside the DeliverPersonCreatedJSONBody_Data as a PersonExtended
+func (t DeliverPersonCreatedJSONBody_Data) AsPersonExtended() (PersonExtended, error) {
+	var body PersonExtended
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonExtended overwrites any union data inside the DeliverPersonCreatedJSONBody_Data as the provided PersonExtended
+func (t *DeliverPersonCreatedJSONBody_Data) FromPersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonExtended performs a merge with any union data inside the DeliverPersonCreatedJSONBody_Data, using the provided PersonExtended
+func (t *DeliverPersonCreatedJSONBody_Data) MergePersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonDeleted returns the union data inside the DeliverPersonCreatedJSONBody_Data as a PersonDeleted
+func (t DeliverPersonCreatedJSONBody_Data) AsPersonDeleted() (PersonDeleted, error) {
+	var body PersonDeleted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonDeleted overwrites any union data inside the DeliverPersonCreatedJSONBody_Data as the provided PersonDeleted
+func (t *DeliverPersonCreatedJSONBody_Data) FromPersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonDeleted performs a merge with any union data inside the DeliverPersonCreatedJSONBody_Data, using the provided PersonDeleted
+func (t *DeliverPersonCreatedJSONBody_Data) MergePersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeliverPersonCreatedJSONBody_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeliverPersonCreatedJSONBody_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPersonExtended returns the union data inside the DeliverPersonDeletedJSONBody_Data as a PersonExtended
+func (t DeliverPersonDeletedJSONBody_Data) AsPersonExtended() (PersonExtended, error) {
+	var body PersonExtended
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonExtended overwrites any union data inside the DeliverPersonDeletedJSONBody_Data as the provided PersonExtended
+func (t *DeliverPersonDeletedJSONBody_Data) FromPersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonExtended performs a merge with any union data inside the DeliverPersonDeletedJSONBody_Data, using the provided PersonExtended
+func (t *DeliverPersonDeletedJSONBody_Data) MergePersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonDeleted returns the union data inside the DeliverPersonDeletedJSONBody_Data as a PersonDeleted
+func (t DeliverPersonDeletedJSONBody_Data) AsPersonDeleted() (PersonDeleted, error) {
+	var body PersonDeleted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonDeleted overwrites any union data inside the DeliverPersonDeletedJSONBody_Data as the provided PersonDeleted
+func (t *DeliverPersonDeletedJSONBody_Data) FromPersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonDeleted performs a merge with any union data inside the DeliverPersonDeletedJSONBody_Data, using the provided PersonDeleted
+func (t *DeliverPersonDeletedJSONBody_Data) MergePersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeliverPersonDeletedJSONBody_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeliverPersonDeletedJSONBody_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPersonExtended returns the union data inside the DeliverPersonUpdatedJSONBody_Data as a PersonExtended
+func (t DeliverPersonUpdatedJSONBody_Data) AsPersonExtended() (PersonExtended, error) {
+	var body PersonExtended
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonExtended overwrites any union data inside the DeliverPersonUpdatedJSONBody_Data as the provided PersonExtended
+func (t *DeliverPersonUpdatedJSONBody_Data) FromPersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonExtended performs a merge with any union data inside the DeliverPersonUpdatedJSONBody_Data, using the provided PersonExtended
+func (t *DeliverPersonUpdatedJSONBody_Data) MergePersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonDeleted returns the union data inside the DeliverPersonUpdatedJSONBody_Data as a PersonDeleted
+func (t DeliverPersonUpdatedJSONBody_Data) AsPersonDeleted() (PersonDeleted, error) {
+	var body PersonDeleted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonDeleted overwrites any union data inside the DeliverPersonUpdatedJSONBody_Data as the provided PersonDeleted
+func (t *DeliverPersonUpdatedJSONBody_Data) FromPersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonDeleted performs a merge with any union data inside the DeliverPersonUpdatedJSONBody_Data, using the provided PersonDeleted
+func (t *DeliverPersonUpdatedJSONBody_Data) MergePersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeliverPersonUpdatedJSONBody_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeliverPersonUpdatedJSONBody_Data) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2538,6 +2937,33 @@ type ClientInterface interface {
 	// Corresponds with GET /persons/export (the `ExportPersons` operationId).
 	ExportPersons(ctx context.Context, params *ExportPersonsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ErasePerson Erase a person
+	//
+	// Removes the person and everything held for it, in one step that either happens whole or
+	// not at all: its attributes and identifiers (free for another person from then on), tag
+	// links, custom field values, breadcrumbs (and with them their `Idempotency-Key` records), its
+	// open burst of changes (never delivered) and its pending deliveries (cancelled: one never
+	// attempted goes, one being retried fails with `last_error` saying the person was erased).
+	// Past deliveries that carried the person keep their status, time and answer code in the
+	// subscription's log, but their body becomes the `person.deleted` data (the id and
+	// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+	// Counts, totals and windows of every list are exact at once.
+	//
+	// Each active subscription whose `events` list `person.deleted` gets one delivery of it,
+	// signed as any other; the others see nothing new. The erasure is recorded (when, by which
+	// key, the person's id, whether suppressed; never an identifier), for the operator's
+	// `pds erasures list`.
+	//
+	// An id erased before, another account's and an unknown one are the same 404. Erasing a
+	// person with ten thousand breadcrumbs takes well under a second.
+	//
+	// On the embedded SQLite database the file and its write-ahead log keep no bytes of the
+	// erased person once the log is checkpointed (`secure_delete`); backups taken before still
+	// hold them (see the README).
+	//
+	// Corresponds with DELETE /persons/{person_id} (the `ErasePerson` operationId).
+	ErasePerson(ctx context.Context, personID string, params *ErasePersonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetPerson Get a person
 	//
 	// The compact person, or with `extended=true` the extended view (the same object as the
@@ -2626,6 +3052,22 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSuppressions List suppressed identifiers, newest first
+	//
+	// Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
+	// the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+	//
+	// Corresponds with GET /suppressions (the `ListSuppressions` operationId).
+	ListSuppressions(ctx context.Context, params *ListSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSuppression Lift a suppression
+	//
+	// Writes naming the identifier are accepted again from the next request on. The other
+	// identifiers the same erasure suppressed stay suppressed.
+	//
+	// Corresponds with DELETE /suppressions/{suppression_id} (the `DeleteSuppression` operationId).
+	DeleteSuppression(ctx context.Context, suppressionID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTags List tags
 	//
@@ -3471,6 +3913,43 @@ func (c *Client) ExportPersons(ctx context.Context, params *ExportPersonsParams,
 	return c.Client.Do(req)
 }
 
+// ErasePerson Erase a person
+//
+// Removes the person and everything held for it, in one step that either happens whole or
+// not at all: its attributes and identifiers (free for another person from then on), tag
+// links, custom field values, breadcrumbs (and with them their `Idempotency-Key` records), its
+// open burst of changes (never delivered) and its pending deliveries (cancelled: one never
+// attempted goes, one being retried fails with `last_error` saying the person was erased).
+// Past deliveries that carried the person keep their status, time and answer code in the
+// subscription's log, but their body becomes the `person.deleted` data (the id and
+// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+// Counts, totals and windows of every list are exact at once.
+//
+// Each active subscription whose `events` list `person.deleted` gets one delivery of it,
+// signed as any other; the others see nothing new. The erasure is recorded (when, by which
+// key, the person's id, whether suppressed; never an identifier), for the operator's
+// `pds erasures list`.
+//
+// An id erased before, another account's and an unknown one are the same 404. Erasing a
+// person with ten thousand breadcrumbs takes well under a second.
+//
+// On the embedded SQLite database the file and its write-ahead log keep no bytes of the
+// erased person once the log is checkpointed (`secure_delete`); backups taken before still
+// hold them (see the README).
+//
+// Corresponds with DELETE /persons/{person_id} (the `ErasePerson` operationId).
+func (c *Client) ErasePerson(ctx context.Context, personID string, params *ErasePersonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewErasePersonRequest(c.Server, personID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetPerson Get a person
 //
 // The compact person, or with `extended=true` the extended view (the same object as the
@@ -3640,6 +4119,42 @@ func (c *Client) GetProject(ctx context.Context, projectID string, reqEditors ..
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSuppressions List suppressed identifiers, newest first
+//
+// Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
+// the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+//
+// Corresponds with GET /suppressions (the `ListSuppressions` operationId).
+func (c *Client) ListSuppressions(ctx context.Context, params *ListSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSuppressionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSuppression Lift a suppression
+//
+// Writes naming the identifier are accepted again from the next request on. The other
+// identifiers the same erasure suppressed stay suppressed.
+//
+// Corresponds with DELETE /suppressions/{suppression_id} (the `DeleteSuppression` operationId).
+func (c *Client) DeleteSuppression(ctx context.Context, suppressionID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSuppressionRequest(c.Server, suppressionID)
 	if err != nil {
 		return nil, err
 	}
@@ -5100,6 +5615,67 @@ func NewExportPersonsRequest(server string, params *ExportPersonsParams) (*http.
 	return req, nil
 }
 
+// NewErasePersonRequest constructs an http.Request for the ErasePerson method
+func NewErasePersonRequest(server string, personID string, params *ErasePersonParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "person_id", personID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/persons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := url.Values{}
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Suppress != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "suppress", *params.Suppress, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPersonRequest constructs an http.Request for the GetPerson method
 func NewGetPersonRequest(server string, personID string, params *GetPersonParams) (*http.Request, error) {
 	var err error
@@ -5416,6 +5992,106 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSuppressionsRequest constructs an http.Request for the ListSuppressions method
+func NewListSuppressionsRequest(server string, params *ListSuppressionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/suppressions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := url.Values{}
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Size != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "size", *params.Size, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteSuppressionRequest constructs an http.Request for the DeleteSuppression method
+func NewDeleteSuppressionRequest(server string, suppressionID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "suppression_id", suppressionID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/suppressions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -6566,6 +7242,35 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /persons/export (the `ExportPersons` operationId).
 	ExportPersonsWithResponse(ctx context.Context, params *ExportPersonsParams, reqEditors ...RequestEditorFn) (*ExportPersonsResponse, error)
 
+	// ErasePersonWithResponse Erase a person
+	//
+	// Removes the person and everything held for it, in one step that either happens whole or
+	// not at all: its attributes and identifiers (free for another person from then on), tag
+	// links, custom field values, breadcrumbs (and with them their `Idempotency-Key` records), its
+	// open burst of changes (never delivered) and its pending deliveries (cancelled: one never
+	// attempted goes, one being retried fails with `last_error` saying the person was erased).
+	// Past deliveries that carried the person keep their status, time and answer code in the
+	// subscription's log, but their body becomes the `person.deleted` data (the id and
+	// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+	// Counts, totals and windows of every list are exact at once.
+	//
+	// Each active subscription whose `events` list `person.deleted` gets one delivery of it,
+	// signed as any other; the others see nothing new. The erasure is recorded (when, by which
+	// key, the person's id, whether suppressed; never an identifier), for the operator's
+	// `pds erasures list`.
+	//
+	// An id erased before, another account's and an unknown one are the same 404. Erasing a
+	// person with ten thousand breadcrumbs takes well under a second.
+	//
+	// On the embedded SQLite database the file and its write-ahead log keep no bytes of the
+	// erased person once the log is checkpointed (`secure_delete`); backups taken before still
+	// hold them (see the README).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /persons/{person_id} (the `ErasePerson` operationId).
+	ErasePersonWithResponse(ctx context.Context, personID string, params *ErasePersonParams, reqEditors ...RequestEditorFn) (*ErasePersonResponse, error)
+
 	// GetPersonWithResponse Get a person
 	//
 	// The compact person, or with `extended=true` the extended view (the same object as the
@@ -6664,6 +7369,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
+
+	// ListSuppressionsWithResponse List suppressed identifiers, newest first
+	//
+	// Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
+	// the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /suppressions (the `ListSuppressions` operationId).
+	ListSuppressionsWithResponse(ctx context.Context, params *ListSuppressionsParams, reqEditors ...RequestEditorFn) (*ListSuppressionsResponse, error)
+
+	// DeleteSuppressionWithResponse Lift a suppression
+	//
+	// Writes naming the identifier are accepted again from the next request on. The other
+	// identifiers the same erasure suppressed stay suppressed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /suppressions/{suppression_id} (the `DeleteSuppression` operationId).
+	DeleteSuppressionWithResponse(ctx context.Context, suppressionID string, reqEditors ...RequestEditorFn) (*DeleteSuppressionResponse, error)
 
 	// ListTagsWithResponse List tags
 	//
@@ -7114,6 +7839,8 @@ type AppendBreadcrumbResponse struct {
 	ApplicationProblemJSON403 *Forbidden
 	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Suppressed
 	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationProblemJSON413 *TooLarge
 	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -7160,6 +7887,11 @@ func (r AppendBreadcrumbResponse) GetApplicationProblemJSON403() *Forbidden {
 // GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r AppendBreadcrumbResponse) GetApplicationProblemJSON404() *NotFound {
 	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AppendBreadcrumbResponse) GetApplicationProblemJSON409() *Suppressed {
+	return r.ApplicationProblemJSON409
 }
 
 // GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -8827,6 +9559,112 @@ func (r ExportPersonsResponse) ContentType() string {
 	return ""
 }
 
+// ErasePersonResponse401Headers the declared response headers of an HTTP 401 response for ErasePerson
+type ErasePersonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ErasePersonResponse429Headers the declared response headers of an HTTP 429 response for ErasePerson
+type ErasePersonResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// ErasePersonResponse503Headers the declared response headers of an HTTP 503 response for ErasePerson
+type ErasePersonResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ErasePersonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ErasePersonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ErasePersonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ErasePersonResponse503Headers
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ErasePersonResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ErasePersonResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ErasePersonResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ErasePersonResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ErasePersonResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ErasePersonResponse) GetApplicationProblemJSON500() *ServerError {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ErasePersonResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ErasePersonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ErasePersonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ErasePersonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ErasePersonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetPersonResponse401Headers the declared response headers of an HTTP 401 response for GetPerson
 type GetPersonResponse401Headers struct {
 	WWWAuthenticate *string
@@ -9593,6 +10431,218 @@ func (r ReadyzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSuppressionsResponse401Headers the declared response headers of an HTTP 401 response for ListSuppressions
+type ListSuppressionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSuppressionsResponse429Headers the declared response headers of an HTTP 429 response for ListSuppressions
+type ListSuppressionsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// ListSuppressionsResponse503Headers the declared response headers of an HTTP 503 response for ListSuppressions
+type ListSuppressionsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSuppressionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SuppressionPage
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSuppressionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSuppressionsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSuppressionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSuppressionsResponse) GetJSON200() *SuppressionPage {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSuppressionsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSuppressionsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSuppressionsResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSuppressionsResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSuppressionsResponse) GetApplicationProblemJSON500() *ServerError {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSuppressionsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSuppressionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSuppressionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSuppressionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSuppressionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteSuppressionResponse401Headers the declared response headers of an HTTP 401 response for DeleteSuppression
+type DeleteSuppressionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteSuppressionResponse429Headers the declared response headers of an HTTP 429 response for DeleteSuppression
+type DeleteSuppressionResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// DeleteSuppressionResponse503Headers the declared response headers of an HTTP 503 response for DeleteSuppression
+type DeleteSuppressionResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteSuppressionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteSuppressionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSuppressionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSuppressionResponse503Headers
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteSuppressionResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteSuppressionResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteSuppressionResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteSuppressionResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteSuppressionResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteSuppressionResponse) GetApplicationProblemJSON500() *ServerError {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteSuppressionResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSuppressionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSuppressionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSuppressionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSuppressionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11898,6 +12948,41 @@ func (c *ClientWithResponses) ExportPersonsWithResponse(ctx context.Context, par
 	return ParseExportPersonsResponse(rsp)
 }
 
+// ErasePersonWithResponse Erase a person
+//
+// Removes the person and everything held for it, in one step that either happens whole or
+// not at all: its attributes and identifiers (free for another person from then on), tag
+// links, custom field values, breadcrumbs (and with them their `Idempotency-Key` records), its
+// open burst of changes (never delivered) and its pending deliveries (cancelled: one never
+// attempted goes, one being retried fails with `last_error` saying the person was erased).
+// Past deliveries that carried the person keep their status, time and answer code in the
+// subscription's log, but their body becomes the `person.deleted` data (the id and
+// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+// Counts, totals and windows of every list are exact at once.
+//
+// Each active subscription whose `events` list `person.deleted` gets one delivery of it,
+// signed as any other; the others see nothing new. The erasure is recorded (when, by which
+// key, the person's id, whether suppressed; never an identifier), for the operator's
+// `pds erasures list`.
+//
+// An id erased before, another account's and an unknown one are the same 404. Erasing a
+// person with ten thousand breadcrumbs takes well under a second.
+//
+// On the embedded SQLite database the file and its write-ahead log keep no bytes of the
+// erased person once the log is checkpointed (`secure_delete`); backups taken before still
+// hold them (see the README).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /persons/{person_id} (the `ErasePerson` operationId).
+func (c *ClientWithResponses) ErasePersonWithResponse(ctx context.Context, personID string, params *ErasePersonParams, reqEditors ...RequestEditorFn) (*ErasePersonResponse, error) {
+	rsp, err := c.ErasePerson(ctx, personID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseErasePersonResponse(rsp)
+}
+
 // GetPersonWithResponse Get a person
 //
 // The compact person, or with `extended=true` the extended view (the same object as the
@@ -12049,6 +13134,38 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseReadyzResponse(rsp)
+}
+
+// ListSuppressionsWithResponse List suppressed identifiers, newest first
+//
+// Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
+// the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /suppressions (the `ListSuppressions` operationId).
+func (c *ClientWithResponses) ListSuppressionsWithResponse(ctx context.Context, params *ListSuppressionsParams, reqEditors ...RequestEditorFn) (*ListSuppressionsResponse, error) {
+	rsp, err := c.ListSuppressions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSuppressionsResponse(rsp)
+}
+
+// DeleteSuppressionWithResponse Lift a suppression
+//
+// Writes naming the identifier are accepted again from the next request on. The other
+// identifiers the same erasure suppressed stay suppressed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /suppressions/{suppression_id} (the `DeleteSuppression` operationId).
+func (c *ClientWithResponses) DeleteSuppressionWithResponse(ctx context.Context, suppressionID string, reqEditors ...RequestEditorFn) (*DeleteSuppressionResponse, error) {
+	rsp, err := c.DeleteSuppression(ctx, suppressionID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSuppressionResponse(rsp)
 }
 
 // ListTagsWithResponse List tags
@@ -12651,6 +13768,13 @@ func ParseAppendBreadcrumbResponse(rsp *http.Response) (*AppendBreadcrumbRespons
 			return nil, err
 		}
 		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Suppressed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -14509,6 +15633,124 @@ func ParseExportPersonsResponse(rsp *http.Response) (*ExportPersonsResponse, err
 	return response, nil
 }
 
+// ParseErasePersonResponse parses an HTTP response from a ErasePersonWithResponse call
+func ParseErasePersonResponse(rsp *http.Response) (*ErasePersonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ErasePersonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ErasePersonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ErasePersonResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ErasePersonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetPersonResponse parses an HTTP response from a GetPersonWithResponse call
 func ParseGetPersonResponse(rsp *http.Response) (*GetPersonResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15348,6 +16590,239 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.ApplicationProblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseListSuppressionsResponse parses an HTTP response from a ListSuppressionsWithResponse call
+func ParseListSuppressionsResponse(rsp *http.Response) (*ListSuppressionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSuppressionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SuppressionPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSuppressionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSuppressionsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSuppressionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSuppressionResponse parses an HTTP response from a DeleteSuppressionWithResponse call
+func ParseDeleteSuppressionResponse(rsp *http.Response) (*DeleteSuppressionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSuppressionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteSuppressionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSuppressionResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteSuppressionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17467,6 +18942,11 @@ type WebhookInitiatorInterface interface {
 
 	DeliverPersonCreated(ctx context.Context, targetURL string, body DeliverPersonCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeliverPersonDeletedWithBody fires the person.deleted webhook with any body
+	DeliverPersonDeletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverPersonDeleted(ctx context.Context, targetURL string, body DeliverPersonDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeliverPersonUpdatedWithBody fires the person.updated webhook with any body
 	DeliverPersonUpdatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -17487,6 +18967,30 @@ func (p *WebhookInitiator) DeliverPersonCreatedWithBody(ctx context.Context, tar
 
 func (p *WebhookInitiator) DeliverPersonCreated(ctx context.Context, targetURL string, body DeliverPersonCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeliverPersonCreatedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverPersonDeletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverPersonDeletedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverPersonDeleted(ctx context.Context, targetURL string, body DeliverPersonDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverPersonDeletedWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -17534,6 +19038,37 @@ func NewDeliverPersonCreatedWebhookRequest(targetURL string, body DeliverPersonC
 
 // NewDeliverPersonCreatedWebhookRequestWithBody builds a POST request for the person.created webhook with any body
 func NewDeliverPersonCreatedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeliverPersonDeletedWebhookRequest builds a application/json POST request for the person.deleted webhook
+func NewDeliverPersonDeletedWebhookRequest(targetURL string, body DeliverPersonDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverPersonDeletedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewDeliverPersonDeletedWebhookRequestWithBody builds a POST request for the person.deleted webhook with any body
+func NewDeliverPersonDeletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -407,19 +407,27 @@ func TestClientEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		received := rc.WaitFor(t, 13, 10*time.Second)
-		var body client.DeliveryBody
+		var (
+			body client.DeliveryBody
+			data client.PersonExtended
+		)
 		for _, r := range received {
 			if err := json.Unmarshal(r.Body, &body); err != nil {
 				t.Fatalf("delivery %s: %v", r.Body, err)
 			}
-			if body.Data.ID == person.ID {
+			// data is the extended person, or for person.deleted its id
+			// and date_deleted alone.
+			if data, err = body.Data.AsPersonExtended(); err != nil {
+				t.Fatalf("delivery %s: %v", r.Body, err)
+			}
+			if data.ID == person.ID {
 				if err := webhookverify.VerifyStandard(r.Header, r.Body, []string{secret}, env.Clock.Now(), webhookverify.Options{}); err != nil {
 					t.Fatal(err)
 				}
 				break
 			}
 		}
-		if body.Data.ID != person.ID || body.Event != client.WebhookEventPersonCreated || body.Data.Name.MustGet() != "Ada Lovelace" {
+		if data.ID != person.ID || body.Event != client.WebhookEventPersonCreated || data.Name.MustGet() != "Ada Lovelace" {
 			t.Fatalf("delivery %+v", body)
 		}
 		deliveries, err := c.ListDeliveriesWithResponse(ctx, hookID, &client.ListDeliveriesParams{Size: client.Ptr(100)})
@@ -443,7 +451,7 @@ func TestClientEndToEnd(t *testing.T) {
 		}
 		// A key with persons:read reads the body as sent, decoded as the
 		// receiver decoded it.
-		if d := delivery.JSON200; d.Body == nil || d.Body.ID != body.ID || d.Body.Data.ID != person.ID {
+		if d := delivery.JSON200; d.Body == nil || d.Body.ID != body.ID || dataID(d.Body.Data) != person.ID {
 			t.Fatalf("the delivery's body %+v, want the one the receiver got", d.Body)
 		}
 		again, err := c.RedeliverWithResponse(ctx, hookID, body.ID)
@@ -493,6 +501,30 @@ func TestClientEndToEnd(t *testing.T) {
 			t.Fatalf("404 problem %s", after.Body)
 		}
 
+		// ---- erasure and suppressions ----
+		doomed, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{ExternalID: client.Set("crm-erase"), Email: client.Set("erase@example.com")})
+		want(t, "upsert a person to erase", doomed, err, 201)
+		erased, err := c.ErasePersonWithResponse(ctx, doomed.JSON201.ID, &client.ErasePersonParams{Suppress: client.Ptr(true)})
+		want(t, "erase a person", erased, err, 204)
+		again2, err := c.ErasePersonWithResponse(ctx, doomed.JSON201.ID, nil)
+		want(t, "erase a person twice", again2, err, 404)
+		suppressed, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{Email: client.Set("Erase@Example.com")})
+		want(t, "upsert a suppressed email", suppressed, err, 409)
+		if p := suppressed.ApplicationProblemJSON409; p == nil || p.Type != "urn:pds:problem:suppressed" {
+			t.Fatalf("suppressed %s", suppressed.Body)
+		}
+		sups, err := c.ListSuppressionsWithResponse(ctx, nil)
+		want(t, "list suppressions", sups, err, 200)
+		if sups.JSON200.Total != 2 {
+			t.Fatalf("suppressions %+v", sups.JSON200)
+		}
+		for _, sup := range sups.JSON200.Items {
+			lifted, err := c.DeleteSuppressionWithResponse(ctx, sup.ID)
+			want(t, "lift a suppression", lifted, err, 204)
+		}
+		back, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{Email: client.Set("erase@example.com")})
+		want(t, "upsert a lifted email", back, err, 201)
+
 		doc, err := apitest.Document()
 		if err != nil {
 			t.Fatal(err)
@@ -505,4 +537,14 @@ func TestClientEndToEnd(t *testing.T) {
 			}
 		}
 	})
+}
+
+// dataID is the person id a delivery body's data names, whichever its shape.
+func dataID(d client.DeliveryBody_Data) string {
+	var v struct {
+		ID string `json:"id"`
+	}
+	b, _ := d.MarshalJSON()
+	_ = json.Unmarshal(b, &v)
+	return v.ID
 }

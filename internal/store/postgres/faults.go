@@ -65,6 +65,8 @@ func conflict(err error) string {
 		return sqlstore.ConflictDeadlock
 	case "40001": // serialization_failure
 		return sqlstore.ConflictSerialization
+	case "23503": // foreign_key_violation: a person erased under a write that matched it
+		return sqlstore.ConflictErased
 	}
 	return ""
 }

@@ -39,6 +39,9 @@ var Dialect = sqlstore.Dialect{
 	// The import writes alone too.
 	ImportOrds: `WITH RECURSIVE o(ord) AS (SELECT COALESCE(MAX(ord), 0) + 1 FROM persons
 		UNION ALL SELECT ord + 1 FROM o LIMIT $1) SELECT ord FROM o`,
+	// An erasure takes turns with the server's writes, a chunk of
+	// breadcrumbs at a time (about 8 ms each).
+	EraseChunk: 1000,
 	// The import takes turns with the server's writes, a chunk at a time.
 	ImportCommitsChunks: true,
 	ImportMarkOn:        `INSERT INTO import_writes (one) VALUES (1)`,

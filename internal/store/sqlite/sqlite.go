@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite"
@@ -82,6 +83,12 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 		return nil, err
 	}
 	st.CloseWith(ckpt)
+	// An erasure a crash interrupted between its chunks is finished before
+	// anything is served: its person ends erased, never half.
+	if err := st.FinishErasures(ctx, time.Now().UTC()); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("finish interrupted erasures: %w", err)
+	}
 	return st, nil
 }
 
@@ -124,6 +131,10 @@ func dsn(path string, readOnly bool, busyMS int) string {
 	// loss; FULL keeps every acknowledged write across a power cut too.
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(ON)")
+	// An erased person's bytes are overwritten where that costs no extra
+	// I/O (cells freed within a page, and freelist pages, zeroed as they are
+	// written anyway): once the WAL is checkpointed, neither file holds them.
+	q.Add("_pragma", "secure_delete(FAST)")
 	// A statement that writes many rows (an import's multi-row INSERTs)
 	// keeps the pages it changes in a statement journal, to undo itself if
 	// it fails; past 64 KiB SQLite moves that journal to a temporary file,

@@ -123,9 +123,15 @@ func (s *Store) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, err
 
 // readKey reads a key by the hash of its secret, through the unique index.
 func (s *Store) readKey(ctx context.Context, hash []byte) (*domain.APIKey, error) {
-	k, err := scanKey(s.reader().queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
+	var suppresses bool
+	k, err := scanKey(withExtra{s.reader().queryRow(ctx, `SELECT `+keyColumns+`,
+		EXISTS (SELECT 1 FROM suppressions WHERE suppressions.account_id = api_keys.account_id)
+		FROM api_keys WHERE hash = $1`, hash), []any{&suppresses}})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.ErrNotFound
+	}
+	if k != nil {
+		k.AccountSuppresses = suppresses
 	}
 	return k, err
 }

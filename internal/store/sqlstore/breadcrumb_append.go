@@ -44,6 +44,11 @@ func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.
 		WHERE persons.account_id = ` + args.add(accountID) + ` AND persons.id = b.person_id RETURNING persons.id`
 	q := querier{s: s, db: s.w}
 	rows, err := q.query(ctx, query, args...)
+	if err != nil && s.dialect.Conflict != nil && s.dialect.Conflict(err) == ConflictErased {
+		// The holder was erased between the look-up and the insert: the
+		// transaction matches or creates afresh.
+		return domain.Breadcrumb{}, false, nil
+	}
 	if err != nil {
 		return domain.Breadcrumb{}, false, err
 	}

@@ -14,6 +14,9 @@ import (
 // time, creating the person when its identifiers match nobody; all in the
 // person write path, so a created person opens a person.created burst.
 func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
+	if err := s.refuseSuppressed(ctx, s.reader(), accountID, w, breadcrumbValues(in)); err != nil {
+		return domain.Breadcrumb{}, false, err
+	}
 	if b, ok, err := s.appendToHolder(ctx, accountID, in, w); err != nil || ok {
 		return inMillis(b), false, err
 	}
@@ -113,7 +116,13 @@ func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domai
 	}
 	target := service.MatchOrCreate(ids, holders)
 	if !target.Create {
-		return target.ID, seenOnly, lockPerson(ctx, q, accountID, target.ID)
+		err := lockPerson(ctx, q, accountID, target.ID)
+		if errors.Is(err, domain.ErrNotFound) {
+			// Its holder was erased after the look-up: run again, to match
+			// or create afresh.
+			err = errPersonErased
+		}
+		return target.ID, seenOnly, err
 	}
 	id := domain.NewID(domain.PersonIDPrefix)
 	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{Identifiers: ids}, w)

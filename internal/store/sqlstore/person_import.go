@@ -201,6 +201,9 @@ func (im *personImporter) chunk() error {
 			im.w.Now = now
 		}
 	}
+	if err := im.refuseSuppressed(); err != nil {
+		return err
+	}
 	if err := im.lookupTaken(); err != nil {
 		return err
 	}
@@ -219,6 +222,25 @@ func (im *personImporter) chunk() error {
 	if im.written >= im.nextAnalyze {
 		im.nextAnalyze = 2 * im.written
 		return im.s.analyzePersons(im.ctx, im.q)
+	}
+	return nil
+}
+
+// refuseSuppressed ends the import at the first line of the chunk that
+// names a suppressed identifier: one look-up per chunk.
+func (im *personImporter) refuseSuppressed() error {
+	values := make([][]domain.SuppressedValue, len(im.buf))
+	for i, rec := range im.buf {
+		values[i] = upsertValues(rec.Person)
+	}
+	refused, err := im.s.suppressedAt(im.ctx, im.q, im.accountID, im.w, values)
+	if err != nil {
+		return err
+	}
+	for i, rec := range im.buf {
+		if refused[i] != nil {
+			return &store.ImportLineError{Line: rec.Line, Err: refused[i]}
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -18,6 +19,9 @@ import (
 // runs when that statement found the identifiers held. With group commit,
 // the identifiers are looked up beside the writer first.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
+	if err := s.refuseSuppressed(ctx, s.reader(), accountID, w, upsertValues(in)); err != nil {
+		return nil, false, err
+	}
 	var (
 		p       *domain.Person
 		created bool
@@ -119,6 +123,11 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 		return id, createdNew, nil, createdPerson(id, attrs, values, w), nil
 	}
 	attrs, didChange, err := applyPatch(ctx, q, accountID, target.ID, in, values)
+	if errors.Is(err, errPersonErased) && held != nil {
+		// Read before the transaction, the holder was erased since: the
+		// transaction reads the holders again, and sees the erasure.
+		return upsertPerson(ctx, q, accountID, in, w, nil)
+	}
 	if err != nil || !didChange {
 		return target.ID, upsertNoChange, nil, nil, err
 	}
@@ -127,6 +136,12 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 
 // UpdatePerson applies a patch to an existing person.
 func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
+	// Only an identifier no live person holds can be suppressed, and an
+	// update must not give one back to a person.
+	if err := s.refuseSuppressed(ctx, s.reader(), accountID, w,
+		domain.SuppressedValues(in.Email.Ptr(), nil, nil, in.Phone.Ptr())); err != nil {
+		return nil, err
+	}
 	var attrs attrUpdate
 	p, _, err := s.personWrite(ctx, accountID, w, readBack, &attrs, func(q querier) (string, change, error) {
 		if err := lockPerson(ctx, q, accountID, id); err != nil {
@@ -417,6 +432,11 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	// exclusive already); it is the person's lock of the lock order, taken
 	// before its values are written.
 	cur, err := scanPerson(q.queryRow(ctx, `SELECT `+personColumns+` FROM persons WHERE account_id = $1 AND id = $2`+q.s.dialect.LockPerson, accountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		// The person matched was erased since: run again, to match or
+		// create afresh.
+		return nil, false, errPersonErased
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -27,12 +27,21 @@ const (
 	ConflictDeadlock      = "deadlock"
 	ConflictSerialization = "serialization"
 	ConflictBusy          = "busy"
-	RetryExhausted        = "exhausted"
+	// ConflictErased: the person a write matched was erased before the
+	// write could lock it (errPersonErased, or on PostgreSQL a breadcrumb
+	// or link whose person row went: a foreign key violation). Run again,
+	// the write matches or creates afresh, as it would have a moment later.
+	ConflictErased = "erased"
+	RetryExhausted = "exhausted"
 )
+
+// errPersonErased fails a write transaction whose matched person an
+// erasure deleted meanwhile; retryingConflicts runs it again.
+var errPersonErased = errors.New("sqlstore: the person matched was erased meanwhile")
 
 // RetryCauses lists the labels of the retry counts, for metrics that start
 // each at zero.
-var RetryCauses = []string{ConflictDeadlock, ConflictSerialization, ConflictBusy, RetryExhausted}
+var RetryCauses = []string{ConflictDeadlock, ConflictSerialization, ConflictBusy, ConflictErased, RetryExhausted}
 
 // conflictAttempts bounds the runs of one transaction that keeps losing to
 // others. With writers locking in one order a deadlock is rare and a second
@@ -50,7 +59,7 @@ const (
 
 // retryCounts counts retries by conflict, and the transactions given up.
 type retryCounts struct {
-	deadlock, serialization, busy, exhausted atomic.Uint64
+	deadlock, serialization, busy, erased, exhausted atomic.Uint64
 }
 
 func (c *retryCounts) add(cause string) {
@@ -61,6 +70,8 @@ func (c *retryCounts) add(cause string) {
 		c.serialization.Add(1)
 	case ConflictBusy:
 		c.busy.Add(1)
+	case ConflictErased:
+		c.erased.Add(1)
 	case RetryExhausted:
 		c.exhausted.Add(1)
 	}
@@ -74,6 +85,7 @@ func (s *Store) Retries() map[string]uint64 {
 		ConflictDeadlock:      s.retries.deadlock.Load(),
 		ConflictSerialization: s.retries.serialization.Load(),
 		ConflictBusy:          s.retries.busy.Load(),
+		ConflictErased:        s.retries.erased.Load(),
 		RetryExhausted:        s.retries.exhausted.Load(),
 	}
 }
@@ -84,16 +96,19 @@ func (s *Store) Retries() map[string]uint64 {
 // within ctx. A conflict that outlasts them is refused as a 503
 // (domain.CauseContention): the client may send the request again.
 func (s *Store) retryingConflicts(ctx context.Context, attempt func() error) error {
-	if s.dialect.Conflict == nil {
-		return attempt()
-	}
 	wait := retryFirstWait
 	for run := 1; ; run++ {
 		err := attempt()
 		if err == nil {
 			return nil
 		}
-		cause := s.dialect.Conflict(err)
+		cause := ""
+		if s.dialect.Conflict != nil {
+			cause = s.dialect.Conflict(err)
+		}
+		if cause == "" && errors.Is(err, errPersonErased) {
+			cause = ConflictErased
+		}
 		if cause == "" {
 			return err
 		}

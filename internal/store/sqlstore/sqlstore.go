@@ -50,6 +50,11 @@ type Dialect struct {
 	// parameter ($1) after a walk of the statement's list of names, so
 	// binding n of them costs n², anonymous ones cost n.
 	BareParams bool
+	// EraseChunk, when set, bounds the breadcrumbs one transaction of an
+	// erasure deletes (SQLite: a transaction holds the one write lock, and
+	// a chunk holds it no longer than a group commit's batch); zero erases
+	// a person in one transaction whatever it holds (see erasures.go).
+	EraseChunk int
 	// AnalyzeDuringImport refreshes the planner's statistics of persons as
 	// an import grows the table (see analyzePersons).
 	AnalyzeDuringImport bool
@@ -202,6 +207,9 @@ type Store struct {
 	creator *creator
 	// fetcher batches Get Person (PersonArrays engines).
 	fetcher *fetcher
+	// secrets keeps each account's suppression secret once read: made
+	// once, never changed (suppressions.go).
+	secrets sync.Map
 	// retries counts the transactions run again after a conflict.
 	retries retryCounts
 	// beforeMatchWrite, set by tests only, runs between the read matchHeld

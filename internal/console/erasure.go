@@ -1,0 +1,144 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/params"
+)
+
+// erasureRoutes are the pages of personal data: erasing a person behind a
+// confirmation, and the suppressions erasures leave. Each needs
+// persons:erase, the scope of DELETE /persons/{person_id} and of the
+// suppressions' operations.
+func (s *Server) erasureRoutes() {
+	s.page("GET "+Prefix+"/persons/{person_id}/erase", domain.ScopePersonsErase, s.confirmErase)
+	s.action("POST "+Prefix+"/persons/{person_id}/erase", domain.ScopePersonsErase, s.erasePerson)
+	s.page("GET "+Prefix+"/suppressions", domain.ScopePersonsErase, s.suppressions)
+	s.action("POST "+Prefix+"/suppressions/{id}/lift", domain.ScopePersonsErase, s.liftSuppression)
+}
+
+// eraseView is what an erasure's confirmation names: the person, its
+// identifiers when the key may read persons, and how much of what it holds
+// goes with it.
+type eraseView struct {
+	ID string
+	// Identifiers are shown only to a key with persons:read, as Get
+	// Person would answer it; empty otherwise.
+	Identifiers                        []labelled
+	Shown                              bool
+	Tags, Values, Breadcrumbs, Pending int
+}
+
+type labelled struct{ Label, Value string }
+
+// confirmErase names what an erasure removes before it is asked for: the
+// counts of the person's tag links, custom values (those of archived tags
+// and fields too, which go as well), breadcrumbs and pending deliveries.
+// Another account's id is absent, as everywhere.
+func (s *Server) confirmErase(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	ctx, acc := r.Context(), v.key.AccountID
+	rec, err := s.store.PersonRecord(ctx, acc, r.PathValue("person_id"))
+	if err != nil {
+		return err
+	}
+	p := rec.Person
+	ev := eraseView{ID: p.ID, Tags: len(rec.Tags), Values: len(rec.Values), Shown: v.Can(string(domain.ScopePersonsRead))}
+	if ev.Shown {
+		for _, id := range []labelled{{"Email", derefOr(p.Email)}, {"External id", derefOr(p.ExternalID)},
+			{"f_id", derefOr(p.FID)}, {"Phone", derefOr(p.Phone)}} {
+			if id.Value != "" {
+				ev.Identifiers = append(ev.Identifiers, id)
+			}
+		}
+	}
+	if _, ev.Breadcrumbs, err = s.store.ListBreadcrumbs(ctx, acc, domain.BreadcrumbFilter{PersonID: &p.ID}, domain.PageRequest{Page: 1, Size: 1}); err != nil {
+		return err
+	}
+	if ev.Pending, err = s.pendingDeliveries(r, acc, p.ID); err != nil {
+		return err
+	}
+	s.render(w, r, v, http.StatusOK, "erase", "Erase a person", ev)
+	return nil
+}
+
+// pendingDeliveries counts the person's pending deliveries in every
+// subscription of the account (few), each in its status index.
+func (s *Server) pendingDeliveries(r *http.Request, acc, personID string) (int, error) {
+	n := 0
+	for page := 1; ; page++ {
+		hooks, total, err := s.store.ListWebhooks(r.Context(), acc, domain.PageRequest{Page: page, Size: params.MaxPageSize})
+		if err != nil {
+			return 0, err
+		}
+		for _, h := range hooks {
+			_, pending, err := s.store.ListDeliveries(r.Context(), acc, h.ID,
+				domain.DeliveryFilter{Status: domain.DeliveryPending, PersonID: personID}, domain.PageRequest{Page: 1, Size: 1})
+			if err != nil {
+				return 0, err
+			}
+			n += pending
+		}
+		if page*params.MaxPageSize >= total {
+			return n, nil
+		}
+	}
+}
+
+// erasePerson erases the person as DELETE /persons/{person_id} does, with
+// ?suppress=true when the form's box is checked, recorded as this key's
+// erasure; then the persons list says it is done (the overview, for a key
+// that may not list persons).
+func (s *Server) erasePerson(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	// The box sends true; the API's own reading of suppress refuses
+	// anything but true or false.
+	suppress, err := params.Bool(values(r), "suppress")
+	if err != nil {
+		return err
+	}
+	in := domain.EraseRequest{Suppress: suppress, KeyID: v.key.ID}
+	if _, err := s.store.ErasePerson(r.Context(), v.key.AccountID, r.PathValue("person_id"), in, s.personWrite()); err != nil {
+		return err
+	}
+	to, notice := Prefix+"/", "erased"
+	if v.Can(string(domain.ScopePersonsRead)) {
+		to = Prefix + "/persons"
+	}
+	if suppress {
+		notice = "erased-suppressed"
+	}
+	return s.done(w, r, to, notice)
+}
+
+type suppressionsView struct {
+	Suppressions []domain.Suppression
+	Total        int
+	Prev, Next   string
+}
+
+// suppressions lists the account's suppressions, newest first, as GET
+// /suppressions pages them: the keyed hash (never the identifier), its
+// kind, when and by which key; each may be lifted.
+func (s *Server) suppressions(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	q := values(r)
+	pr, err := params.Page(q)
+	if err != nil {
+		return err
+	}
+	var sv suppressionsView
+	if sv.Suppressions, sv.Total, err = s.store.ListSuppressions(r.Context(), v.key.AccountID, pr); err != nil {
+		return err
+	}
+	sv.Prev, sv.Next = pageLinks(Prefix+"/suppressions", q, pr, sv.Total)
+	s.render(w, r, v, http.StatusOK, "suppressions", "Suppressions", sv)
+	return nil
+}
+
+// liftSuppression lifts one suppression, as DELETE /suppressions/{id}
+// does: writes naming that identifier are accepted again.
+func (s *Server) liftSuppression(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	if err := s.store.DeleteSuppression(r.Context(), v.key.AccountID, r.PathValue("id")); err != nil {
+		return err
+	}
+	return s.done(w, r, Prefix+"/suppressions", "lifted")
+}
