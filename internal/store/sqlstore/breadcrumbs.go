@@ -124,6 +124,9 @@ func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domai
 		}
 		return target.ID, seenOnly, err
 	}
+	if err := refuseSuppressedCreate(ctx, q, accountID, breadcrumbValues(in)); err != nil {
+		return "", 0, err
+	}
 	id := domain.NewID(domain.PersonIDPrefix)
 	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{Identifiers: ids}, w)
 }

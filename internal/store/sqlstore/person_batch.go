@@ -218,7 +218,11 @@ func (s *Store) createTogether(ctx context.Context, q querier, accountID string,
 			continue
 		}
 		holders := holdersOf(held[i])
-		p, created, err := upsertWrite(ctx, q, accountID, in, w, &holders)
+		heldNow := &holders
+		if markedSuppressing(held[i]) {
+			heldNow = nil // the transaction looks up and checks
+		}
+		p, created, err := upsertWrite(ctx, q, accountID, in, w, heldNow)
 		switch {
 		case err == nil:
 			results[i] = store.UpsertResult{Person: p, Created: created}

@@ -239,7 +239,8 @@ func createManyQuery(d Dialect, batch []*createCall, guard string) (string, []an
 			JOIN persons p ON p.account_id = i.account_id AND p.` + column + ` = i.` + column
 	}
 	return `WITH i (n, ` + newPersonColumns + `, event, opened_at, last_change_at, due_at) AS (VALUES ` + strings.Join(rows, ", ") + `),
-		h AS (` + lookup("external_id") + ` UNION ALL ` + lookup("email_norm") + ` UNION ALL ` + lookup("f_id") + `),
+		h AS (` + lookup("external_id") + ` UNION ALL ` + lookup("email_norm") + ` UNION ALL ` + lookup("f_id") + `
+			UNION ALL SELECT i.n, m.* FROM i, LATERAL (` + suppressingMark(`i.account_id`) + `) AS m),
 		p AS (INSERT INTO persons (` + newPersonColumns + `) SELECT ` + newPersonColumns + ` FROM i
 			WHERE NOT EXISTS (SELECT 1 FROM h WHERE h.n = i.n)` + guarded(guard) + ` RETURNING id),
 		b AS (INSERT INTO bursts (` + newBurstColumns + `)

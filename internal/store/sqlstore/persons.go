@@ -112,6 +112,9 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 		return "", 0, nil, nil, err
 	}
 	if target.Create {
+		if err := refuseSuppressedCreate(ctx, q, accountID, upsertValues(in)); err != nil {
+			return "", 0, nil, nil, err
+		}
 		id := domain.NewID(domain.PersonIDPrefix)
 		attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 		if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {

@@ -98,6 +98,15 @@ func (s *Store) refuseSuppressed(ctx context.Context, q querier, accountID strin
 	return refused[0]
 }
 
+// refuseSuppressedCreate checks, in the transaction that creates a person,
+// after its look-up of the identifiers' holders, that none is suppressed,
+// whatever the write's caller vouched: the check before the transaction
+// (or the key's word that the account suppresses nothing) may predate an
+// erasure that committed since, whose person the look-up no longer finds.
+func refuseSuppressedCreate(ctx context.Context, q querier, accountID string, values []domain.SuppressedValue) error {
+	return q.s.refuseSuppressed(ctx, q, accountID, store.Write{}, values)
+}
+
 // upsertValues are the identifiers an upsert names that suppression concerns.
 func upsertValues(in domain.PersonUpsert) []domain.SuppressedValue {
 	return domain.SuppressedValues(in.Email.Ptr(), in.ExternalID.Ptr(), in.FID.Ptr(), in.Phone.Ptr())
