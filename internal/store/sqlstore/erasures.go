@@ -86,6 +86,13 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 			return domain.Erasure{}, false, err
 		}
 	}
+	// The subscriptions before the deliveries, FOR SHARE, as the worker's
+	// close reads them after the outbox rows; a recorder locks them before
+	// the deliveries too.
+	subs, err := activeSubscriptions(ctx, q, []string{accountID}, q.s.dialect.ShareRows)
+	if err != nil {
+		return domain.Erasure{}, false, err
+	}
 	if err := eraseDeliveries(ctx, q, accountID, personID, now); err != nil {
 		return domain.Erasure{}, false, err
 	}
@@ -107,7 +114,7 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 		VALUES ($1, $2, $3, $4, $5, $6)`, rec.ID, accountID, personID, rec.KeyID, rec.Suppressed, now.UnixMilli()); err != nil {
 		return domain.Erasure{}, false, err
 	}
-	return rec, true, announceErasure(ctx, q, accountID, personID, now)
+	return rec, true, announceErasure(ctx, q, subs[accountID], accountID, personID, now)
 }
 
 // deleteBreadcrumbs deletes up to chunk of the person's breadcrumbs (all
@@ -192,15 +199,11 @@ func eraseDeliveries(ctx context.Context, q querier, accountID, personID string,
 	return nil
 }
 
-// announceErasure queues one person.deleted delivery for each active
-// subscription of the account that lists the event, due at once: the
+// announceErasure queues one person.deleted delivery for each of the
+// account's active subscriptions that lists the event, due at once: the
 // worker signs and sends it as any other.
-func announceErasure(ctx context.Context, q querier, accountID, personID string, now time.Time) error {
-	subs, err := activeSubscriptions(ctx, q, []string{accountID}, q.s.dialect.ShareRows)
-	if err != nil {
-		return err
-	}
-	for _, sub := range subs[accountID] {
+func announceErasure(ctx context.Context, q querier, subs []domain.Webhook, accountID, personID string, now time.Time) error {
+	for _, sub := range subs {
 		if !sub.Wants(domain.EventPersonDeleted) {
 			continue
 		}

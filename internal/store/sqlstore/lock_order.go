@@ -28,10 +28,10 @@ import (
 // An erasure (erasures.go) takes its person's row first, FOR UPDATE since
 // it deletes it (new breadcrumbs and links of the person, whose foreign
 // key checks take KEY SHARE, wait for it), then deletes its breadcrumbs,
-// tag links, custom values and outbox row in that order, then its
-// deliveries, and reads the account's subscriptions FOR SHARE for its
-// person.deleted deliveries, as the worker's close does after its outbox
-// rows. A writer that matched the person before the erasure and finds it
+// tag links, custom values and outbox row in that order, then reads the
+// account's subscriptions FOR SHARE (for its person.deleted deliveries, as
+// the worker's close does after its outbox rows), then writes its
+// deliveries: subscriptions before deliveries, as the recorder locks them. A writer that matched the person before the erasure and finds it
 // gone at its own lock runs again (ConflictErased).
 //
 // The webhook worker's close takes outbox rows first, by person id, but a
