@@ -71,7 +71,7 @@ func TestAccountsAndKeys(t *testing.T) {
 		}
 		var all struct{ Scopes []string }
 		pdsJSON(t, &all, "keys", "create", "--account", acc.ID, "--scopes", "all", "--database", db)
-		if len(all.Scopes) != 12 {
+		if len(all.Scopes) != 13 || all.Scopes[12] != "persons:erase" {
 			t.Fatalf("--scopes all gave %v", all.Scopes)
 		}
 

@@ -27,6 +27,8 @@ Usage:
   pds keys create --account ID --scopes a,b|all [--name N] [--expires-in D] [--rate-limit N]
   pds keys list --account ID              list an account's keys (never their secrets)
   pds keys revoke KEY_ID                  revoke a key, effective on the next request
+  pds erasures list --account ID          the account's erasures (DELETE /persons/{id}): when, which key,
+                                          the person's id, whether suppressed; never an identifier
   pds import campaigns|projects|custom-fields --account ID FILE   (JSON lines; - reads stdin)
   pds import persons --account ID FILE                         upsert persons: Upsert Person lines + tag_ids
   pds backup FILE                         copy a live SQLite database to a new FILE, checked (PostgreSQL: pg_dump)
@@ -114,6 +116,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return env.accounts(args[1:])
 	case "keys":
 		return env.keys(args[1:])
+	case "erasures":
+		return env.erasures(args[1:])
 	case "import":
 		return env.importCmd(args[1:])
 	case "backup":

@@ -42,6 +42,11 @@ func TestFor(t *testing.T) {
 	if p := problems.For(&domain.ScopeError{Scope: domain.ScopeTagsWrite}); p.MissingScope != domain.ScopeTagsWrite {
 		t.Errorf("a missing scope names it: %+v", p)
 	}
+	suppressed := problems.For(fmt.Errorf("batch item: %w", &domain.SuppressedError{Kind: domain.SuppressEmail, Pointer: "/email"}))
+	if suppressed == nil || suppressed.Status != 409 || suppressed.Type != domain.SuppressedProblemType ||
+		len(suppressed.Errors) != 1 || suppressed.Errors[0].Pointer != "/email" || suppressed.ExistingID != "" {
+		t.Errorf("a suppressed identifier: a 409 whose type names suppression, pointing at the member: %+v", suppressed)
+	}
 	if p := problems.For(&domain.UnavailableError{Cause: domain.CauseDiskFull}); p.RetryAfter != 30 || p.Cause != domain.CauseDiskFull {
 		t.Errorf("a full disk: %+v", p)
 	}

@@ -2946,7 +2946,8 @@ type ClientInterface interface {
 	// attempted goes, one being retried fails with `last_error` saying the person was erased).
 	// Past deliveries that carried the person keep their status, time and answer code in the
 	// subscription's log, but their body becomes the `person.deleted` data (the id and
-	// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+	// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker; they are
+	// never sent again (a redelivery of one is a 409, and `redeliver-failed` passes them over).
 	// Counts, totals and windows of every list are exact at once.
 	//
 	// Each active subscription whose `events` list `person.deleted` gets one delivery of it,
@@ -3922,7 +3923,8 @@ func (c *Client) ExportPersons(ctx context.Context, params *ExportPersonsParams,
 // attempted goes, one being retried fails with `last_error` saying the person was erased).
 // Past deliveries that carried the person keep their status, time and answer code in the
 // subscription's log, but their body becomes the `person.deleted` data (the id and
-// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker; they are
+// never sent again (a redelivery of one is a 409, and `redeliver-failed` passes them over).
 // Counts, totals and windows of every list are exact at once.
 //
 // Each active subscription whose `events` list `person.deleted` gets one delivery of it,
@@ -7251,7 +7253,8 @@ type ClientWithResponsesInterface interface {
 	// attempted goes, one being retried fails with `last_error` saying the person was erased).
 	// Past deliveries that carried the person keep their status, time and answer code in the
 	// subscription's log, but their body becomes the `person.deleted` data (the id and
-	// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+	// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker; they are
+	// never sent again (a redelivery of one is a 409, and `redeliver-failed` passes them over).
 	// Counts, totals and windows of every list are exact at once.
 	//
 	// Each active subscription whose `events` list `person.deleted` gets one delivery of it,
@@ -12957,7 +12960,8 @@ func (c *ClientWithResponses) ExportPersonsWithResponse(ctx context.Context, par
 // attempted goes, one being retried fails with `last_error` saying the person was erased).
 // Past deliveries that carried the person keep their status, time and answer code in the
 // subscription's log, but their body becomes the `person.deleted` data (the id and
-// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker.
+// `date_deleted`) and each attempt's `request_headers` a single `Pds-Erased` marker; they are
+// never sent again (a redelivery of one is a 409, and `redeliver-failed` passes them over).
 // Counts, totals and windows of every list are exact at once.
 //
 // Each active subscription whose `events` list `person.deleted` gets one delivery of it,

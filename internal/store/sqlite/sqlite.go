@@ -131,10 +131,14 @@ func dsn(path string, readOnly bool, busyMS int) string {
 	// loss; FULL keeps every acknowledged write across a power cut too.
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(ON)")
-	// An erased person's bytes are overwritten where that costs no extra
-	// I/O (cells freed within a page, and freelist pages, zeroed as they are
-	// written anyway): once the WAL is checkpointed, neither file holds them.
-	q.Add("_pragma", "secure_delete(FAST)")
+	// Deleted content is overwritten with zeros, so that an erased
+	// person's bytes are gone from the file, and from the WAL once it is
+	// checkpointed. ON rather than FAST: FAST zeroes what a delete frees
+	// within a page but leaves the pages it frees whole (and those a
+	// B-tree rebalance frees, with copies of live rows) as they were on the
+	// freelist, where TestErasureLeavesNothingBehind finds a person's
+	// breadcrumbs. The price is a write of each page freed whole.
+	q.Add("_pragma", "secure_delete(ON)")
 	// A statement that writes many rows (an import's multi-row INSERTs)
 	// keeps the pages it changes in a statement journal, to undo itself if
 	// it fails; past 64 KiB SQLite moves that journal to a temporary file,

@@ -166,6 +166,16 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 		if err := redeliverable(w); err != nil {
 			return err
 		}
+		if d.Event != domain.EventPersonDeleted {
+			var erased bool
+			if err := q.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM erasures WHERE account_id = $1 AND person_id = $2)`,
+				accountID, d.PersonID).Scan(&erased); err != nil {
+				return err
+			}
+			if erased {
+				return &domain.ConflictError{Detail: "The person this delivery carried was erased; its body is no longer kept, and it is not sent again."}
+			}
+		}
 		// The delivery is locked and there: requeue leaves it alone only
 		// while an attempt of it is in flight.
 		n, err := requeue(ctx, q, w, now, func(a *sqlArgs) string { return ` AND id = ` + a.add(id) })
@@ -216,13 +226,18 @@ func redeliverable(w *domain.Webhook) error {
 // where's conditions (each after an AND) select become pending, due at now, in a fresh round of the retry
 // schedule (earlier attempts stay counted), signed with the current secret.
 // A delivery whose attempt is in flight keeps its lease and is left alone,
-// so that the attempt is recorded. It returns how many it queued.
+// so that the attempt is recorded, and one of a person since erased is never
+// sent again. It returns how many it queued.
 func requeue(ctx context.Context, q querier, w *domain.Webhook, now time.Time, where func(a *sqlArgs) string) (int, error) {
 	var a sqlArgs
 	set := `status = ` + a.add(domain.DeliveryPending) + `, next_attempt_at = ` + a.add(now.UnixMilli()) +
 		`, round_start = attempts, secret_version = ` + a.add(w.SecretVersion) + `, lease_until = NULL, lease_token = NULL`
+	// Never a delivery of a person since erased (its body is a marker),
+	// but for the person.deleted that announced the erasure.
 	res, err := q.exec(ctx, `UPDATE deliveries SET `+set+` WHERE webhook_id = `+a.add(w.ID)+
-		` AND (lease_until IS NULL OR lease_until <= `+a.add(now.UnixMilli())+`)`+where(&a), a...)
+		` AND (lease_until IS NULL OR lease_until <= `+a.add(now.UnixMilli())+`)`+
+		` AND (event = `+a.add(domain.EventPersonDeleted)+` OR NOT EXISTS (SELECT 1 FROM erasures e
+			WHERE e.account_id = deliveries.account_id AND e.person_id = deliveries.person_id))`+where(&a), a...)
 	if err != nil {
 		return 0, err
 	}

@@ -30,6 +30,10 @@ import (
 
 // ErasePerson erases a person (see store.Erasures).
 func (s *Store) ErasePerson(ctx context.Context, accountID, personID string, in domain.EraseRequest, w store.Write) (domain.Erasure, error) {
+	// The background fold would take the write lock between the chunks to
+	// fold what they wrote; it folds it all once the erasure is done.
+	s.folder.pause()
+	defer s.folder.resume()
 	for {
 		var (
 			rec  domain.Erasure
@@ -82,6 +86,13 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 			return domain.Erasure{}, false, err
 		}
 	}
+	// The subscriptions before the deliveries, FOR SHARE, as the worker's
+	// close reads them after the outbox rows; a recorder locks them before
+	// the deliveries too.
+	subs, err := activeSubscriptions(ctx, q, []string{accountID}, q.s.dialect.ShareRows)
+	if err != nil {
+		return domain.Erasure{}, false, err
+	}
 	if err := eraseDeliveries(ctx, q, accountID, personID, now); err != nil {
 		return domain.Erasure{}, false, err
 	}
@@ -103,29 +114,40 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 		VALUES ($1, $2, $3, $4, $5, $6)`, rec.ID, accountID, personID, rec.KeyID, rec.Suppressed, now.UnixMilli()); err != nil {
 		return domain.Erasure{}, false, err
 	}
-	return rec, true, announceErasure(ctx, q, accountID, personID, now)
+	return rec, true, announceErasure(ctx, q, subs[accountID], accountID, personID, now)
 }
 
 // deleteBreadcrumbs deletes up to chunk of the person's breadcrumbs (all
 // when chunk is 0), oldest first, with the timeline deltas that keep the
-// counts exact: one per millisecond (and flavor), not one per row.
+// counts exact: one per millisecond (and flavor), not one per row. A chunk
+// ends at its last row's place in the person's index (breadcrumbs_person),
+// so each statement reads that range alone.
 func deleteBreadcrumbs(ctx context.Context, q querier, accountID, personID string, chunk int) (int, error) {
 	where := `account_id = $1 AND person_id = $2`
+	args := []any{accountID, personID}
 	if chunk > 0 {
-		where += ` AND id IN (SELECT id FROM breadcrumbs WHERE account_id = $1 AND person_id = $2
-			ORDER BY activity_at, id LIMIT ` + strconv.Itoa(chunk) + `)`
-	}
-	for _, stmt := range []string{
-		`INSERT INTO timeline_deltas (account_id, series, key, at_ms, n)
-			SELECT $1, 'breadcrumbs', '', activity_at, -COUNT(*) FROM breadcrumbs WHERE ` + where + ` GROUP BY activity_at`,
-		`INSERT INTO timeline_deltas (account_id, series, key, at_ms, n)
-			SELECT $1, 'breadcrumbs', flavor, activity_at, -COUNT(*) FROM breadcrumbs WHERE ` + where + ` GROUP BY flavor, activity_at`,
-	} {
-		if _, err := q.exec(ctx, stmt, accountID, personID); err != nil {
+		var lastAt int64
+		var lastID string
+		err := q.queryRow(ctx, `SELECT activity_at, id FROM breadcrumbs WHERE account_id = $1 AND person_id = $2
+			ORDER BY activity_at, id LIMIT 1 OFFSET `+strconv.Itoa(chunk-1), accountID, personID).Scan(&lastAt, &lastID)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			// Fewer than a chunk: all of them.
+		case err != nil:
 			return 0, err
+		default:
+			where += ` AND (activity_at < $3 OR (activity_at = $3 AND id <= $4))`
+			args = append(args, lastAt, lastID)
 		}
 	}
-	res, err := q.exec(ctx, `DELETE FROM breadcrumbs WHERE `+where, accountID, personID)
+	if _, err := q.exec(ctx, `INSERT INTO timeline_deltas (account_id, series, key, at_ms, n)
+		SELECT $1, 'breadcrumbs', '', activity_at, -COUNT(*) FROM breadcrumbs WHERE `+where+` GROUP BY activity_at
+		UNION ALL
+		SELECT $1, 'breadcrumbs', flavor, activity_at, -COUNT(*) FROM breadcrumbs WHERE `+where+` GROUP BY flavor, activity_at`,
+		args...); err != nil {
+		return 0, err
+	}
+	res, err := q.exec(ctx, `DELETE FROM breadcrumbs WHERE `+where, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -177,15 +199,11 @@ func eraseDeliveries(ctx context.Context, q querier, accountID, personID string,
 	return nil
 }
 
-// announceErasure queues one person.deleted delivery for each active
-// subscription of the account that lists the event, due at once: the
+// announceErasure queues one person.deleted delivery for each of the
+// account's active subscriptions that lists the event, due at once: the
 // worker signs and sends it as any other.
-func announceErasure(ctx context.Context, q querier, accountID, personID string, now time.Time) error {
-	subs, err := activeSubscriptions(ctx, q, []string{accountID}, q.s.dialect.ShareRows)
-	if err != nil {
-		return err
-	}
-	for _, sub := range subs[accountID] {
+func announceErasure(ctx context.Context, q querier, subs []domain.Webhook, accountID, personID string, now time.Time) error {
+	for _, sub := range subs {
 		if !sub.Wants(domain.EventPersonDeleted) {
 			continue
 		}

@@ -129,3 +129,16 @@ func (s *Store) CreateTogether(ctx context.Context, accountID string, externalID
 // BeforeMatchWrite has fn run between the read a matched upsert decides on
 // and its write (matchHeld); nil for none.
 func (s *Store) BeforeMatchWrite(fn func()) { s.beforeMatchWrite = fn }
+
+// EraseOnePart runs one transaction of an erasure, as ErasePerson's loop
+// does, and reports whether it finished the erasure: a test stops there to
+// stand for a crash between chunks.
+func (s *Store) EraseOnePart(ctx context.Context, accountID, personID string, in domain.EraseRequest, now time.Time) (bool, error) {
+	var done bool
+	err := s.inTxAlone(ctx, func(q querier) error {
+		var err error
+		_, done, err = erasePart(ctx, q, accountID, personID, in, now)
+		return err
+	})
+	return done, err
+}

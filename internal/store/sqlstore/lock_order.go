@@ -26,6 +26,15 @@ import (
 //  5. their outbox rows (bursts), by person id, and the rows derived by
 //     triggers (timeline and tag bit deltas, which are only inserted).
 //
+// An erasure (erasures.go) takes its person's row first, FOR UPDATE since
+// it deletes it (new breadcrumbs and links of the person, whose foreign
+// key checks take KEY SHARE, wait for it), then deletes its breadcrumbs,
+// tag links, custom values and outbox row in that order, then reads the
+// account's subscriptions FOR SHARE (for its person.deleted deliveries, as
+// the worker's close does after its outbox rows), then writes its
+// deliveries: subscriptions before deliveries, as the recorder locks them. A writer that matched the person before the erasure and finds it
+// gone at its own lock runs again (ConflictErased).
+//
 // The webhook worker's close takes outbox rows first, by person id, but a
 // batch's close never waits for one a writer holds (lockBursts skips it;
 // the worker closes it on its own afterwards, waiting then for that row

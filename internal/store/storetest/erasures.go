@@ -228,6 +228,12 @@ func testErasure(t *testing.T, newStore NewStore) {
 		if fmt.Sprint(attempts[0].RequestHeaders) != fmt.Sprint(domain.ErasedHeaders) {
 			t.Fatalf("headers after erasure: %v", attempts[0].RequestHeaders)
 		}
+		if _, err := st.Redeliver(ctx, c.acc, told.ID, delivered.ID, c.now()); !isErr[*domain.ConflictError](err) {
+			t.Fatalf("redelivering a delivery of the erased person: %v, want a conflict", err)
+		}
+		if n, err := st.RedeliverFailed(ctx, c.acc, told.ID, Epoch, c.now()); err != nil || n != 0 {
+			t.Fatalf("redelivering failed deliveries took %d of the erased person's, %v", n, err)
+		}
 		for _, w := range []domain.Webhook{told, untold} {
 			ds, _, err := st.ListDeliveries(ctx, c.acc, w.ID, domain.DeliveryFilter{}, domain.PageRequest{Page: 1, Size: 50})
 			if err != nil {

@@ -16,6 +16,8 @@ CREATE TABLE erasures (
     erased_at  INTEGER NOT NULL
 );
 CREATE INDEX erasures_list ON erasures (account_id, erased_at, id);
+-- A redelivery asks whether a delivery's person was erased.
+CREATE INDEX erasures_person ON erasures (account_id, person_id);
 
 CREATE TABLE suppression_secrets (
     account_id TEXT PRIMARY KEY REFERENCES accounts(id),
