@@ -43,7 +43,7 @@ type wrkScript struct {
 	bodyTwice bool
 	// bodies, when set, are the bodies taken in turn instead.
 	bodies []string
-	key       string
+	key    string
 }
 
 // wrkResult is what one wrk run measured.
