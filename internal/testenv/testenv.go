@@ -161,7 +161,9 @@ func (e Engine) Raw(t testing.TB, database string) *sql.DB {
 	driver := "pgx"
 	switch e.Name {
 	case SQLite.Name:
-		driver = "sqlite"
+		// The store's own writer (a fold, a checkpoint) may hold the
+		// write lock when the test writes: wait for it as pds's readers do.
+		driver, database = "sqlite", "file:"+database+"?_pragma=busy_timeout(10000)"
 	case PgBouncer.Name:
 		database = DirectOf(t, database)
 	}
