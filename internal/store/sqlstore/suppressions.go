@@ -33,7 +33,12 @@ func (s *Store) suppressionSecret(ctx context.Context, q querier, accountID stri
 	if err != nil {
 		return nil, err
 	}
-	s.secrets.Store(accountID, secret)
+	// Kept only once committed: read in a write transaction, it may be the
+	// one a suppressing erasure of the same group commit just made, which
+	// a rollback would replace by another.
+	if q.tx == nil {
+		s.secrets.Store(accountID, secret)
+	}
 	return secret, nil
 }
 

@@ -80,8 +80,8 @@ func testSuppressionRace(t *testing.T, newStore NewStore) {
 		}
 		for _, q := range all {
 			if q.Email != nil && *q.Email == email || q.ExternalID != nil && *q.ExternalID == ext {
-				t.Fatalf("round %d: person %s holds a suppressed identifier (email %v, external_id %v) after its erasure",
-					round, q.ID, deref(q.Email), deref(q.ExternalID))
+				t.Fatalf("round %d: person %s (first name %v) holds a suppressed identifier (email %v, external_id %v) after its erasure", round, q.ID, deref(q.FirstName),
+					deref(q.Email), deref(q.ExternalID))
 			}
 		}
 	}
