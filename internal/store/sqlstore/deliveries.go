@@ -470,6 +470,12 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 	byString := func(a, b any) int { return strings.Compare(a.(string), b.(string)) }
 	slices.SortFunc(subIDs, byString)
 	slices.SortFunc(ids, byString)
+	// Encoded before the transaction: on SQLite its statements hold the
+	// one writer, which encoding would keep from the next commit.
+	headers := make([]string, len(done))
+	for i, f := range done {
+		headers[i] = encodeHeaders(f.Result.Attempt.RequestHeaders)
+	}
 	return s.inTx(ctx, func(q querier) error {
 		subs, err := lockSubscriptions(ctx, q, subIDs)
 		if err != nil {
@@ -500,7 +506,7 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 			updates.add(job.ID, deliveryUpdate{status: newStatus, code: nullInt(r.Attempt.StatusCode), lastErr: nullStr(lastErr), next: nullMillis(next)})
 			d.status, d.token, d.lastErr = newStatus, "", toNullString(lastErr)
 			attemptRows = append(attemptRows, []any{job.ID, d.attempts, r.Attempt.AttemptedAt.UnixMilli(),
-				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS, encodeHeaders(r.Attempt.RequestHeaders)})
+				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS, headers[i]})
 			tally.add(job.WebhookID, r.Attempt)
 			if !cancelled {
 				if r.Status == domain.DeliveryFailed {
