@@ -72,8 +72,8 @@ func plainJSONString(s string) bool {
 	return true
 }
 
-// NewDeliveryID is a fresh 32-hex delivery id.
-func NewDeliveryID() string { return domain.RandomHex(16) }
+// NewDeliveryID is a fresh 32-hex delivery id (domain.NewDeliveryID).
+func NewDeliveryID() string { return domain.NewDeliveryID() }
 
 // SetHeaders puts the headers of spec section 6.2 on an attempt, signed at
 // the attempt's own time.

@@ -207,7 +207,7 @@ func announceErasure(ctx context.Context, q querier, subs []domain.Webhook, acco
 		if !sub.Wants(domain.EventPersonDeleted) {
 			continue
 		}
-		id := domain.RandomHex(16)
+		id := domain.NewDeliveryID()
 		body, err := domain.DeletedBody(id, domain.EventPersonDeleted, now, personID, now)
 		if err != nil {
 			return err
