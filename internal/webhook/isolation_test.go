@@ -127,9 +127,9 @@ func TestASlowAndABlackHoledReceiverDelayOnlyTheirOwnSubscriptions(t *testing.T)
 // deliveries due, all older than account B's 3. Taken oldest first, B's
 // would come last (31st to 33rd); taken in turn, B's last comes at most
 // after what the worker may hold of A's as it closes A's bursts (makerCap,
-// half its room of 4 × Concurrency), a turn of A's three subscriptions
+// half its room of 8 × Concurrency), a turn of A's three subscriptions
 // before each of B's three, and A's attempts already in flight
-// (Concurrency) when B's subscription joins the turns: 4 + 12 + 2 = 18th.
+// (Concurrency) when B's subscription joins the turns: 8 + 12 + 2 = 22nd.
 func TestClaimsTakeAccountsInTurn(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
@@ -158,7 +158,7 @@ func TestClaimsTakeAccountsInTurn(t *testing.T) {
 				lastB = i
 			}
 		}
-		const fairBound = 4*2/2 + 3*4 + 2
+		const fairBound = 8*2/2 + 3*4 + 2
 		if lastB < 0 || lastB >= fairBound {
 			t.Fatalf("B's last delivery came %d-th of 33, want among the first %d", lastB+1, fairBound)
 		}
