@@ -41,6 +41,9 @@ type Persons interface {
 	// GetPerson returns the stored person with its live tags and the values
 	// of its live Person custom fields; domain.NotFound when absent or foreign.
 	GetPerson(ctx context.Context, accountID, id string) (*domain.Person, error)
+	// GetPersons returns the persons of ids as GetPerson returns each, by
+	// id, read in one snapshot; an id that is absent or foreign is left out.
+	GetPersons(ctx context.Context, accountID string, ids []string) (map[string]*domain.Person, error)
 	// ListPersons returns a page of the persons a selection names (see
 	// domain.PersonListMode), by last seen then id, and the exact total.
 	ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) ([]domain.Person, int, error)

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -77,5 +79,32 @@ func testGetPerson(t *testing.T, newStore NewStore) {
 	}
 	if b := c.get(bare.ID); b.TagIDs == nil || b.TagNames == nil || b.CustomFields == nil {
 		t.Fatalf("a person without tags or values reads nil collections (null in JSON): %+v", b)
+	}
+
+	// Get Persons reads each as Get Person does, and nothing absent or of
+	// another account.
+	foreign, _ := c.other().upsert(domain.PersonUpsert{ExternalID: setText("full")})
+	many, err := c.st.GetPersons(ctx, c.acc, []string{p.ID, "per_absent", foreign.ID, bare.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(many) != 2 {
+		t.Fatalf("Get Persons read %d persons, want the account's 2: %v", len(many), slices.Collect(maps.Keys(many)))
+	}
+	for _, id := range []string{p.ID, bare.ID} {
+		if got, want := many[id], c.get(id); got == nil || !reflect.DeepEqual(*got, *want) {
+			t.Fatalf("%s: Get Persons and Get Person differ:\nmany %+v\nget  %+v", id, got, want)
+		}
+	}
+	// More ids than one statement takes: the person named last is read too.
+	long := make([]string, 0, 151)
+	for i := range 150 {
+		long = append(long, fmt.Sprintf("per_absent%d", i))
+	}
+	if got, err := c.st.GetPersons(ctx, c.acc, append(long, bare.ID)); err != nil || len(got) != 1 || got[bare.ID] == nil {
+		t.Fatalf("Get Persons of 151 ids, the last one present: %d persons, %v", len(got), err)
+	}
+	if none, err := c.st.GetPersons(ctx, c.acc, nil); err != nil || len(none) != 0 {
+		t.Fatalf("Get Persons of no ids: %v, %v", none, err)
 	}
 }
