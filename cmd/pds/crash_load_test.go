@@ -345,6 +345,12 @@ func newCrashReceiver(t *testing.T, seed uint64) *crashReceiver {
 	// A server killed in the middle of a TLS handshake is expected here.
 	rc.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	rc.srv.Config.IdleTimeout = crashReceiverIdle
+	// IdleTimeout covers a connection between requests only; one that a
+	// worker dialled for an attempt that then went out on another
+	// connection has carried none, and without a deadline on its first
+	// request it stayed open as long as the worker kept it (its idle
+	// timeout, 90 s), counted as left behind.
+	rc.srv.Config.ReadHeaderTimeout = crashReceiverIdle
 	rc.srv.StartTLS()
 	t.Cleanup(rc.srv.Close)
 	return rc
