@@ -3,16 +3,19 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/personview"
 )
 
-// PersonSource reads what the extended person view is made of.
+// PersonSource reads what the extended person view is made of
+// (store.Persons).
 type PersonSource interface {
 	GetPerson(ctx context.Context, accountID, id string) (*domain.Person, error)
+	// GetPersons reads many persons of one account at once; an id that is
+	// absent is left out.
+	GetPersons(ctx context.Context, accountID string, ids []string) (map[string]*domain.Person, error)
 	ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error)
 }
 
@@ -36,23 +39,16 @@ func (r PersonRenderer) Render(ctx context.Context, accountID, personID string, 
 	return json.Marshal(personview.Extended(p, fields, r.PublicURL, now))
 }
 
-// ManyPersonSource reads many persons of one account at once; an id that
-// is absent is left out (store.Persons.GetPersons).
-type ManyPersonSource interface {
-	GetPersons(ctx context.Context, accountID string, ids []string) (map[string]*domain.Person, error)
-}
-
 // RenderMany renders persons of one account as they are now, reading the
-// account's custom fields once and the persons together when the source
-// can (ManyPersonSource): a closing batch's hundred persons were a hundred
-// reads, a seventh of the delivery worker's CPU; a person
-// that no longer exists is left out.
+// account's custom fields once and the persons together (GetPersons): a
+// closing batch's hundred persons were a hundred reads, a seventh of the
+// delivery worker's CPU; a person that no longer exists is left out.
 func (r PersonRenderer) RenderMany(ctx context.Context, accountID string, personIDs []string, now time.Time) (map[string]json.RawMessage, error) {
 	fields, err := r.Persons.ListPersonFields(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
-	persons, err := r.getMany(ctx, accountID, personIDs)
+	persons, err := r.Persons.GetPersons(ctx, accountID, personIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -63,25 +59,6 @@ func (r PersonRenderer) RenderMany(ctx context.Context, accountID string, person
 			return nil, err
 		}
 		out[id] = data
-	}
-	return out, nil
-}
-
-// getMany reads the persons of ids that exist, by id.
-func (r PersonRenderer) getMany(ctx context.Context, accountID string, ids []string) (map[string]*domain.Person, error) {
-	if many, ok := r.Persons.(ManyPersonSource); ok {
-		return many.GetPersons(ctx, accountID, ids)
-	}
-	out := make(map[string]*domain.Person, len(ids))
-	for _, id := range ids {
-		p, err := r.Persons.GetPerson(ctx, accountID, id)
-		if errors.Is(err, domain.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[id] = p
 	}
 	return out, nil
 }
