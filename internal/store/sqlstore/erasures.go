@@ -236,6 +236,7 @@ func suppress(ctx context.Context, q querier, accountID string, values []domain.
 		ON CONFLICT (account_id) DO NOTHING`, accountID, fresh); err != nil {
 		return err
 	}
+	delete(q.noSecret, accountID)
 	var secret []byte
 	if err := q.queryRow(ctx, `SELECT secret FROM suppression_secrets WHERE account_id = $1`, accountID).Scan(&secret); err != nil {
 		return err

@@ -142,3 +142,29 @@ func (s *Store) EraseOnePart(ctx context.Context, accountID, personID string, in
 	})
 	return done, err
 }
+
+// ReadSecretsInTx runs steps in one write transaction, each a read of the
+// account's suppression secret, a step true suppressing v before its read.
+// It returns whether each read found a secret, and the statements each step
+// ran as statements counts them.
+func (s *Store) ReadSecretsInTx(ctx context.Context, accountID string, v domain.SuppressedValue, steps []bool,
+	statements func() int64) (found []bool, ran []int64, err error) {
+	err = s.inTxAlone(ctx, func(q querier) error {
+		found, ran = nil, nil
+		for _, suppressFirst := range steps {
+			before := statements()
+			if suppressFirst {
+				if err := suppress(ctx, q, accountID, []domain.SuppressedValue{v}, "key_test", time.Now()); err != nil {
+					return err
+				}
+			}
+			secret, err := s.suppressionSecret(ctx, q, accountID)
+			if err != nil {
+				return err
+			}
+			found, ran = append(found, secret != nil), append(ran, statements()-before)
+		}
+		return nil
+	})
+	return found, ran, err
+}

@@ -346,6 +346,10 @@ type querier struct {
 	// shared: the group committer's transaction, which runs the work of
 	// many callers.
 	shared bool
+	// noSecret holds the accounts this transaction found without a
+	// suppression secret (see suppressionSecret); nil where a transaction's
+	// statements may each see other transactions' commits.
+	noSecret map[string]bool
 }
 
 func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -464,7 +468,13 @@ func (s *Store) writer() querier { return querier{s: s, db: s.w} }
 // own connection to the pool's cache.
 func (s *Store) txQuerier(ctx context.Context, db *sql.DB, tx *sql.Tx) (q querier, done func()) {
 	var misses []string
-	return querier{s: s, db: db, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}, func() {
+	q = querier{s: s, db: db, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
+	if s.dialect.GroupCommit {
+		// SQLite: a transaction reads one snapshot, and a write
+		// transaction holds the database's one write lock.
+		q.noSecret = map[string]bool{}
+	}
+	return q, func() {
 		for _, query := range misses {
 			_, _ = s.stmt(ctx, db, query)
 		}

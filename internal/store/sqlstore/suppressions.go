@@ -25,9 +25,20 @@ func (s *Store) suppressionSecret(ctx context.Context, q querier, accountID stri
 	if v, ok := s.secrets.Load(accountID); ok {
 		return v.([]byte), nil
 	}
+	if q.noSecret[accountID] {
+		return nil, nil
+	}
 	var secret []byte
 	err := q.queryRow(ctx, `SELECT secret FROM suppression_secrets WHERE account_id = $1`, accountID).Scan(&secret)
 	if errors.Is(err, sql.ErrNoRows) {
+		// A missing secret is not kept past the transaction: another
+		// process, or another instance, may make one next. Within a
+		// transaction that sees one snapshot it stays missing until the
+		// transaction makes it (suppress), so the creates of a group
+		// commit read it once, not once each.
+		if q.noSecret != nil {
+			q.noSecret[accountID] = true
+		}
 		return nil, nil
 	}
 	if err != nil {
