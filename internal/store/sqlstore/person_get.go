@@ -69,17 +69,23 @@ func scanPersonWithDetails(sc scanner, extra ...any) (*domain.Person, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A person without tags or values (the aggregates' '[]' and '{}') is
+	// the common case, and needs no decoder.
 	var pairs [][2]string
-	if err := json.Unmarshal(tags, &pairs); err != nil {
-		return nil, fmt.Errorf("person %s: tags %q: %w", p.ID, tags, err)
+	if string(tags) != "[]" {
+		if err := json.Unmarshal(tags, &pairs); err != nil {
+			return nil, fmt.Errorf("person %s: tags %q: %w", p.ID, tags, err)
+		}
 	}
 	p.TagIDs, p.TagNames = make([]string, len(pairs)), make([]string, len(pairs))
 	for i, pair := range pairs {
 		p.TagIDs[i], p.TagNames[i] = pair[0], pair[1]
 	}
 	p.CustomFields = map[string]string{}
-	if err := json.Unmarshal(values, &p.CustomFields); err != nil {
-		return nil, fmt.Errorf("person %s: custom field values %q: %w", p.ID, values, err)
+	if string(values) != "{}" {
+		if err := json.Unmarshal(values, &p.CustomFields); err != nil {
+			return nil, fmt.Errorf("person %s: custom field values %q: %w", p.ID, values, err)
+		}
 	}
 	return &p, nil
 }
