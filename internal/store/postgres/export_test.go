@@ -20,6 +20,13 @@ func KeyWatchState(st store.Store) (up bool, pid uint32) {
 	return w.up, w.pid
 }
 
+// KeyCacheListens reports whether a store's key cache listens for key
+// changes (keyWatch) rather than reading their counter (keyPoll).
+func KeyCacheListens(st store.Store) bool {
+	_, ok := st.(*sqlstore.Store).KeySync().(*keyWatch)
+	return ok
+}
+
 // RerunMigration applies one migration down and up again on the database
 // at url, as a database written before it meets it.
 func RerunMigration(ctx context.Context, url string, version int64) error {

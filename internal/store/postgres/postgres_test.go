@@ -342,3 +342,37 @@ func TestStatementsNamedOnlyInASessionOfTheirOwn(t *testing.T) {
 		}
 	})
 }
+
+// TestKeyCacheListensWithoutAPooler: a store whose URL gives sessions of
+// their own listens for key changes there, with no --database-direct, and
+// drops a revoked key at once; through a transaction-mode pooler it reads
+// the counter instead, since the pooler would neither deliver notifications
+// nor keep the session.
+func TestKeyCacheListensWithoutAPooler(t *testing.T) {
+	t.Parallel()
+	db := testenv.Postgres.NewDatabase(t)
+	direct, other := testenv.Postgres.Open(t, db), testenv.Postgres.Open(t, db)
+	if !postgres.KeyCacheListens(direct) {
+		t.Fatal("opened on a direct URL, the key cache polls; want it to listen")
+	}
+	ctx := context.Background()
+	acc := storetest.NewAccount(t, direct)
+	k, _, err := service.MintKey(ctx, direct, service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes}, storetest.Epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := direct.KeyByHash(ctx, k.Hash); err != nil || got.RevokedAt != nil {
+		t.Fatalf("lookup before revoking: %+v, %v", got, err)
+	}
+	if err := other.RevokeKey(ctx, k.ID, storetest.Epoch.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := direct.KeyByHash(ctx, k.Hash); err != nil || got.RevokedAt == nil {
+		t.Fatalf("lookup after another instance revoked it: %+v, %v; want revoked", got, err)
+	}
+
+	testenv.Bouncer(t)
+	if pooled := testenv.PgBouncer.NewStore(t); postgres.KeyCacheListens(pooled) {
+		t.Fatal("opened through PgBouncer, the key cache listens; want it to poll")
+	}
+}
