@@ -25,11 +25,14 @@ const maxGetBatch = 64
 
 // getWorkers is how many batches run at once.
 //
-// Two batches at once or one serve alike (row 6 of pdsbench at 1M persons:
-// 0.297 and 0.301 of the bare handler with one, 0.277 and 0.301 with two,
-// 0.276 and 0.233 with four); with two, a batch that waits on the server
-// does not hold up the calls that arrive meanwhile.
-const getWorkers = 2
+// One: the calls that arrive while a batch is at the server wait for it
+// and go together next, where a second worker took many of them alone, a
+// statement each. Row 6 of pdsbench at 1M persons, by wrk, in turns: 0.291
+// and 0.305 of the bare handler with one (server CPU 71 and 66 µs a
+// request, p99 11.8 and 9.9 ms), 0.280 and 0.281 with two (83 and 75 µs,
+// 13.4 and 11.4 ms). Measured before the key cache listened, one and two
+// had served alike (0.297 and 0.301 against 0.277 and 0.301).
+const getWorkers = 1
 
 // getCall is one Get Person waiting for its batch.
 type getCall struct {
@@ -43,7 +46,7 @@ type getCall struct {
 
 func (c *getCall) callerCtx() context.Context { return c.ctx }
 
-// fetcher gathers getCalls into batches, run by a few workers side by side.
+// fetcher gathers getCalls into batches, run by getWorkers workers.
 type fetcher struct {
 	s     *Store
 	calls chan *getCall
