@@ -190,11 +190,12 @@ func TestCloseTwice(t *testing.T) {
 	}
 }
 
-// TestKeyCacheAcrossInstancesWithoutASession: with no direct connection
-// (behind a pooler), a key cached by one instance and revoked, changed or
-// deleted through another, or by an operator's statement, is seen so by
-// the first on its very next lookup: it reads the counter of key changes
-// before each lookup.
+// TestKeyCacheAcrossInstancesWithoutASession: with no --database-direct,
+// a key cached by one instance and revoked, changed or deleted through
+// another, or by an operator's statement, is seen so by the first on its
+// very next lookup: through the pooler it reads the counter of key changes
+// before each lookup; on the plain URL, a session of its own, it listens
+// there (TestKeyCacheListensWithoutAPooler).
 func TestKeyCacheAcrossInstancesWithoutASession(t *testing.T) {
 	t.Parallel()
 	testenv.ForEachPostgres(t, func(t *testing.T, eng testenv.Engine) {
