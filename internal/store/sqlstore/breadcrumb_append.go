@@ -15,7 +15,8 @@ import (
 // it, inserts the breadcrumb and stamps that person as recordChange stamps a
 // breadcrumb for an existing person. A statement outside a transaction
 // commits on its own, so the append costs one round trip instead of five
-// (BEGIN, lookup, insert, update, COMMIT).
+// (BEGIN, lookup, insert, update, COMMIT); concurrent appends share one
+// statement and its commit (the appender, breadcrumb_append_batch.go).
 //
 // With one identifier, service.MatchOrCreate matches its holder, else
 // creates a person; so ok is false, and nothing is written, when nobody
@@ -32,32 +33,51 @@ func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.
 	if stamps := service.StampsFor(seenOnly); !stamps.LastSeen || stamps.UpsertResult != "" || stamps.Event {
 		return domain.Breadcrumb{}, false, nil
 	}
-	b := newBreadcrumb(accountID, in, w)
-	holders, hargs := holdersQuery(accountID, ids, holderColumns)
+	call := &appendCall{b: newBreadcrumb(accountID, in, w), ids: ids, seenAt: w.Now.UnixMilli()}
+	if err := s.appender.append(ctx, call); err != nil || !call.ok {
+		return domain.Breadcrumb{}, false, err
+	}
+	call.b.PersonID = call.personID
+	return call.b, true, nil
+}
+
+// appendOne is appendToHolder's one statement for call: its holder, and
+// false when nobody holds its identifier or the holder was erased between
+// the look-up and the insert (the transaction then matches or creates
+// afresh). guard is as createUnlessHeldQuery's.
+func (s *Store) appendOne(ctx context.Context, call *appendCall, guard string) (string, bool, error) {
+	b := call.b
+	holders, hargs := holdersQuery(b.AccountID, call.ids, holderColumns)
 	args := sqlArgs(hargs)
 	query := `WITH h AS (` + holders + `),
 		b AS (INSERT INTO breadcrumbs (` + breadcrumbColumns + `)
-			SELECT ` + args.add(b.ID) + `, ` + args.add(accountID) + `, ` + args.add(b.Flavor) + `, h.id, NULL, NULL, ` +
+			SELECT ` + args.add(b.ID) + `, ` + args.add(b.AccountID) + `, ` + args.add(b.Flavor) + `, h.id, NULL, NULL, ` +
 		args.list(nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
-			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli()) + ` FROM h RETURNING person_id)
-		UPDATE persons SET last_seen_at = ` + args.add(w.Now.UnixMilli()) + ` FROM b
-		WHERE persons.account_id = ` + args.add(accountID) + ` AND persons.id = b.person_id RETURNING persons.id`
-	q := querier{s: s, db: s.w}
-	rows, err := q.query(ctx, query, args...)
+			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli()) + ` FROM h` + whereGuard(guard) + ` RETURNING person_id)
+		UPDATE persons SET last_seen_at = ` + args.add(call.seenAt) + ` FROM b
+		WHERE persons.account_id = ` + args.add(b.AccountID) + ` AND persons.id = b.person_id RETURNING persons.id`
+	rows, err := s.writer().query(ctx, query, args...)
 	if err != nil && s.dialect.Conflict != nil && s.dialect.Conflict(err) == ConflictErased {
-		// The holder was erased between the look-up and the insert: the
-		// transaction matches or creates afresh.
-		return domain.Breadcrumb{}, false, nil
+		return "", false, nil
 	}
 	if err != nil {
-		return domain.Breadcrumb{}, false, err
+		return "", false, err
 	}
 	defer rows.Close()
 	if !rows.Next() {
-		return domain.Breadcrumb{}, false, rows.Err()
+		return "", false, rows.Err()
 	}
-	if err := rows.Scan(&b.PersonID); err != nil {
-		return domain.Breadcrumb{}, false, err
+	var personID string
+	if err := rows.Scan(&personID); err != nil {
+		return "", false, err
 	}
-	return b, true, rows.Close()
+	return personID, true, rows.Close()
+}
+
+// whereGuard is a WHERE clause of guard alone, if any.
+func whereGuard(guard string) string {
+	if guard == "" {
+		return ""
+	}
+	return ` WHERE ` + guard
 }

@@ -126,6 +126,25 @@ func (s *Store) CreateTogether(ctx context.Context, accountID string, externalID
 	return errs
 }
 
+// AppendTogether runs the given breadcrumbs, each naming its person by one
+// identifier, as one batch of the appender, each written at its time of
+// at, and returns each one's holder ("" when nobody holds its identifier)
+// and error once all are answered.
+func (s *Store) AppendTogether(ctx context.Context, accounts []string, ins []domain.BreadcrumbInput, at []time.Time) ([]string, []error) {
+	batch := make([]*appendCall, len(ins))
+	for i, in := range ins {
+		w := store.Write{Now: at[i], Window: time.Minute}
+		batch[i] = &appendCall{ctx: ctx, done: make(chan struct{}), b: newBreadcrumb(accounts[i], in, w), ids: in.Identifiers(), seenAt: at[i].UnixMilli()}
+	}
+	s.appender.run(batch)
+	holders, errs := make([]string, len(batch)), make([]error, len(batch))
+	for i, call := range batch {
+		<-call.done
+		holders[i], errs[i] = call.personID, call.err
+	}
+	return holders, errs
+}
+
 // BeforeMatchWrite has fn run between the read a matched upsert decides on
 // and its write (matchHeld); nil for none.
 func (s *Store) BeforeMatchWrite(fn func()) { s.beforeMatchWrite = fn }

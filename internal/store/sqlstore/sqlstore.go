@@ -205,6 +205,8 @@ type Store struct {
 	persons *personCache
 	// creator batches createUnlessHeld (ModifyingCTE engines).
 	creator *creator
+	// appender batches appendToHolder (ModifyingCTE engines).
+	appender *appender
 	// fetcher batches Get Person (PersonArrays engines).
 	fetcher *fetcher
 	// secrets keeps each account's suppression secret once read: made
@@ -230,6 +232,7 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	}
 	if d.ModifyingCTE {
 		s.creator = startCreator(s)
+		s.appender = startAppender(s, appendWorkers)
 	}
 	if d.PersonArrays {
 		s.fetcher = startFetcher(s, getWorkers)
@@ -297,6 +300,9 @@ func (s *Store) Close() error {
 	}
 	if s.creator != nil {
 		s.creator.close()
+	}
+	if s.appender != nil {
+		s.appender.close()
 	}
 	if s.fetcher != nil {
 		s.fetcher.close()
