@@ -17,8 +17,8 @@ import (
 // its one identifier (an email in any case included), one whose identifier
 // nobody holds writes nothing and answers no holder (its caller then
 // creates the person in a transaction), two for one person both land and
-// the person is seen at the later time, and the breadcrumbs' counts
-// (timelines) take every breadcrumb stored.
+// the person and its tag links are seen at the later time, and the
+// breadcrumbs' counts (timelines) take every breadcrumb stored.
 func TestAppendBatchKeepsEveryRule(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		if eng.Name != "postgres" {
@@ -75,6 +75,11 @@ func TestAppendBatchKeepsEveryRule(t *testing.T) {
 			p, err := rs.GetPerson(ctx, c.account, c.person)
 			if err != nil || !p.DateLastSeen.Equal(c.seen) {
 				t.Errorf("%s: person %+v (%v), want seen at %s", c.person, p, err, c.seen)
+			}
+			var links, stale int
+			if err := rs.db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(*) FILTER (WHERE last_seen_at <> $2) FROM person_tags WHERE person_id = $1`,
+				c.person, c.seen.UnixMilli()).Scan(&links, &stale); err != nil || links == 0 || stale != 0 {
+				t.Errorf("%s: %d of its %d tag links not seen at %s (%v)", c.person, stale, links, c.seen, err)
 			}
 			var n int
 			if err := rs.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM breadcrumbs WHERE account_id = $1 AND person_id = $2 AND created_at >= $3`,

@@ -21,7 +21,7 @@ import (
 //  2. the persons' rows, by id (lockPerson, lockHolders), before anything
 //     else of them;
 //  3. their tag links, in tag id order (AddPersonTags sorts the ids; the
-//     person_tags_seen trigger moves a person's links only under its row);
+//     persons_seen_moved trigger moves a person's links only under its row);
 //  4. their custom field values;
 //  5. their outbox rows (bursts), by person id, and the rows derived by
 //     triggers (timeline and tag bit deltas, which are only inserted).
