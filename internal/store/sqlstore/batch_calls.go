@@ -2,12 +2,14 @@ package sqlstore
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 )
 
 // What the batches of calls share: the fetcher's Get Person batches
-// (person_get_batch.go) and the creator's new persons
-// (person_create_batch.go).
+// (person_get_batch.go), the creator's new persons
+// (person_create_batch.go) and the appender's breadcrumbs
+// (breadcrumb_append_batch.go).
 
 // gather waits for a first call, then takes every call already waiting, up
 // to max in all; false once quit is closed.
@@ -53,5 +55,108 @@ func whileAnyWaits[T aCall](batch []T) (context.Context, func()) {
 			stop()
 		}
 		cancel()
+	}
+}
+
+// batchCall is what every call of a batcher carries.
+type batchCall struct {
+	// ctx is the caller's: a batch runs while any of its callers waits.
+	ctx  context.Context
+	done chan struct{} // closed once the call is answered
+}
+
+func (c *batchCall) callerCtx() context.Context { return c.ctx }
+func (c *batchCall) base() *batchCall           { return c }
+
+// batched is a call type of a batcher: a struct embedding batchCall.
+type batched interface {
+	aCall
+	base() *batchCall
+}
+
+// batcher runs the calls that arrive while a batch is under way as the
+// next batch, one batch at a time: together answers every call of a
+// batch, in one statement and one commit, or fails and commits nothing;
+// then alone answers each call of the batch on its own, side by side on
+// the pool while the next batch goes on. The batch's statement is
+// cancelled once none of its callers waits any more (a stalled connection
+// would otherwise hold up every call behind it); a call run alone has its
+// caller's context, as without batches.
+type batcher[T batched] struct {
+	max      int
+	together func(context.Context, []T) error
+	alone    func(T)
+	calls    chan T
+	quit     chan struct{}
+	stop     sync.Once
+	wg       sync.WaitGroup
+}
+
+func startBatcher[T batched](max int, together func(context.Context, []T) error, alone func(T)) *batcher[T] {
+	b := &batcher[T]{max: max, together: together, alone: alone, calls: make(chan T), quit: make(chan struct{})}
+	b.wg.Add(1)
+	go b.work()
+	return b
+}
+
+// close stops the worker once its batch is answered; closing again does
+// nothing.
+func (b *batcher[T]) close() {
+	b.stop.Do(func() { close(b.quit) })
+	b.wg.Wait()
+}
+
+// do runs call in the next batch and waits for its answer, which is the
+// call's to hold. A caller whose context ends first is answered with its
+// error; what its call writes may still be written, as when a client goes
+// away while its statement commits.
+func (b *batcher[T]) do(ctx context.Context, call T) error {
+	c := call.base()
+	c.ctx, c.done = ctx, make(chan struct{})
+	select {
+	case b.calls <- call:
+	case <-b.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *batcher[T]) work() {
+	defer b.wg.Done()
+	var batch []T
+	for {
+		var ok bool
+		if batch, ok = gather(batch[:0], b.calls, b.quit, b.max); !ok {
+			return
+		}
+		b.run(batch)
+		clear(batch)
+	}
+}
+
+// run answers every call of batch, together or, when that fails, alone.
+func (b *batcher[T]) run(batch []T) {
+	ctx, stop := whileAnyWaits(batch)
+	defer stop()
+	if err := b.together(ctx, batch); err == nil {
+		for _, call := range batch {
+			close(call.base().done)
+		}
+		return
+	}
+	for _, call := range batch {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			b.alone(call)
+			close(call.base().done)
+		}()
 	}
 }

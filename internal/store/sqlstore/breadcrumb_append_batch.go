@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"sync"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -31,17 +30,9 @@ import (
 // maxAppendBatch bounds the breadcrumbs of one statement.
 const maxAppendBatch = 64
 
-// appendWorkers is how many batches run at once. One, as the creator's:
-// a second worker, idle while the first's batch was at the server, took
-// the next call alone. Row 8 of pdsbench at 1M persons, in turns: 2,317
-// and 2,273 appends a second with one (pds CPU 145 and 150 µs an append,
-// p99 55 and 56 ms), 2,365 and 2,211 with two (175 and 186 µs, p99 113
-// and 67 ms).
-const appendWorkers = 1
-
 // appendCall is one appendToHolder waiting for its batch.
 type appendCall struct {
-	ctx context.Context
+	batchCall
 	// b is the breadcrumb to store; its person is the holder of ids' one
 	// identifier, seen at seenAt (unix milliseconds).
 	b      domain.Breadcrumb
@@ -52,90 +43,36 @@ type appendCall struct {
 	personID string
 	ok       bool
 	err      error
-	done     chan struct{}
 }
 
-func (c *appendCall) callerCtx() context.Context { return c.ctx }
-
-// appender gathers appendCalls into batches.
+// appender gathers appendCalls into batches (batcher), one batch at a
+// time, as the creator's: a second worker, idle while the first's batch
+// was at the server, took the next call alone. Row 8 of pdsbench at 1M
+// persons, in turns: 2,317 and 2,273 appends a second with one worker (pds
+// CPU 145 and 150 µs an append, p99 55 and 56 ms), 2,365 and 2,211 with
+// two (175 and 186 µs, p99 113 and 67 ms).
 type appender struct {
-	s     *Store
-	calls chan *appendCall
-	quit  chan struct{}
-	stop  sync.Once
-	wg    sync.WaitGroup
+	s *Store
+	*batcher[*appendCall]
 }
 
-func startAppender(s *Store, workers int) *appender {
-	a := &appender{s: s, calls: make(chan *appendCall), quit: make(chan struct{})}
-	for range workers {
-		a.wg.Add(1)
-		go a.work()
-	}
+func startAppender(s *Store) *appender {
+	a := &appender{s: s}
+	a.batcher = startBatcher(maxAppendBatch, a.runTogether, a.runAlone)
 	return a
 }
 
-// close stops the workers once their batches are answered; closing again
-// does nothing.
-func (a *appender) close() {
-	a.stop.Do(func() { close(a.quit) })
-	a.wg.Wait()
-}
-
-// append runs call in the next batch and waits for its answer. A caller
-// whose context ends first is answered with its error; its breadcrumb may
-// still be stored, as when a client goes away while its statement commits.
+// append runs call in the next batch and waits for its answer.
 func (a *appender) append(ctx context.Context, call *appendCall) error {
-	call.ctx, call.done = ctx, make(chan struct{})
-	select {
-	case a.calls <- call:
-	case <-a.quit:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := a.do(ctx, call); err != nil {
+		return err
 	}
-	select {
-	case <-call.done:
-		return call.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return call.err
 }
 
-func (a *appender) work() {
-	defer a.wg.Done()
-	var batch []*appendCall
-	for {
-		var ok bool
-		if batch, ok = gather(batch[:0], a.calls, a.quit, maxAppendBatch); !ok {
-			return
-		}
-		a.run(batch)
-		clear(batch)
-	}
-}
-
-// run answers every call of batch from one statement or, when that fails,
-// from one statement per call, run side by side on the pool while the next
-// batch goes on. As the creator's (person_create_batch.go), the batch's
-// statement is cancelled once none of its callers waits any more.
-func (a *appender) run(batch []*appendCall) {
-	ctx, stop := whileAnyWaits(batch)
-	defer stop()
-	if err := a.runTogether(ctx, batch); err == nil {
-		for _, call := range batch {
-			close(call.done)
-		}
-		return
-	}
-	for _, call := range batch {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			call.personID, call.ok, call.err = a.s.appendOne(call.ctx, call, "")
-			close(call.done)
-		}()
-	}
+// runAlone answers call with a statement of its own.
+func (a *appender) runAlone(call *appendCall) {
+	call.personID, call.ok, call.err = a.s.appendOne(call.ctx, call, "")
 }
 
 // runTogether stores every breadcrumb of batch whose identifier someone

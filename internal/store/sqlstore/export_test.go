@@ -134,7 +134,7 @@ func (s *Store) AppendTogether(ctx context.Context, accounts []string, ins []dom
 	batch := make([]*appendCall, len(ins))
 	for i, in := range ins {
 		w := store.Write{Now: at[i], Window: time.Minute}
-		batch[i] = &appendCall{ctx: ctx, done: make(chan struct{}), b: newBreadcrumb(accounts[i], in, w), ids: in.Identifiers(), seenAt: at[i].UnixMilli()}
+		batch[i] = &appendCall{batchCall: batchCall{ctx: ctx, done: make(chan struct{})}, b: newBreadcrumb(accounts[i], in, w), ids: in.Identifiers(), seenAt: at[i].UnixMilli()}
 	}
 	s.appender.run(batch)
 	holders, errs := make([]string, len(batch)), make([]error, len(batch))

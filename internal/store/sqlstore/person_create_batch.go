@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"strings"
-	"sync"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
@@ -44,18 +43,14 @@ const batchLockTimeout = `(SELECT set_config('lock_timeout', '100ms', true)) IS 
 
 // createCall is one createUnlessHeld waiting for its batch.
 type createCall struct {
-	// ctx is the caller's: a batch runs while any of its callers waits.
-	ctx           context.Context
+	batchCall
 	ids           domain.Identifiers
 	accountID     string
 	person, burst []any // newPersonRow and newBurstRow
 	// The answer: the holders of ids (none: the person was created), or err.
 	holders []heldRow
 	err     error
-	done    chan struct{}
 }
-
-func (c *createCall) callerCtx() context.Context { return c.ctx }
 
 // newCreateCall is the call that creates the person id of attrs, with the
 // outbox row a created person gets (service.BurstAfterChange).
@@ -65,94 +60,35 @@ func newCreateCall(accountID, id string, attrs attributes, w store.Write) *creat
 		person: newPersonRow(accountID, id, attrs, w), burst: newBurstRow(accountID, id, burst)}
 }
 
-// creator gathers createCalls into batches.
+// creator gathers createCalls into batches (batcher).
 type creator struct {
-	s     *Store
-	calls chan *createCall
-	quit  chan struct{}
-	stop  sync.Once
-	wg    sync.WaitGroup
+	s *Store
+	*batcher[*createCall]
 }
 
 func startCreator(s *Store) *creator {
-	c := &creator{s: s, calls: make(chan *createCall), quit: make(chan struct{})}
-	c.wg.Add(1)
-	go c.work()
+	c := &creator{s: s}
+	c.batcher = startBatcher(maxCreateBatch, c.runTogether, c.runAlone)
 	return c
 }
 
-// close stops the worker once its batch is answered; closing again
-// does nothing.
-func (c *creator) close() {
-	c.stop.Do(func() { close(c.quit) })
-	c.wg.Wait()
-}
-
-// create runs call in the next batch and waits for its answer. A caller
-// whose context ends first is answered with its error; its person may still
-// be created, as when a client goes away while its statement commits.
+// create runs call in the next batch and waits for its answer.
 func (c *creator) create(ctx context.Context, call *createCall) error {
-	call.ctx, call.done = ctx, make(chan struct{})
-	select {
-	case c.calls <- call:
-	case <-c.quit:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := c.do(ctx, call); err != nil {
+		return err
 	}
-	select {
-	case <-call.done:
-		return call.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return call.err
 }
 
-func (c *creator) work() {
-	defer c.wg.Done()
-	var batch []*createCall
-	for {
-		var ok bool
-		if batch, ok = gather(batch[:0], c.calls, c.quit, maxCreateBatch); !ok {
-			return
-		}
-		c.run(batch)
-		clear(batch)
-	}
-}
-
-// run answers every call of batch from one statement or, when that fails,
-// from one statement per call, run side by side on the pool while the next
-// batch goes on. The batch's statement is cancelled once none of its
-// callers waits any more (a stalled connection would otherwise hold up
-// every create behind it); a call run alone has its caller's context, as
-// without batches.
-func (c *creator) run(batch []*createCall) {
-	ctx, stop := whileAnyWaits(batch)
-	defer stop()
-	if err := c.runTogether(ctx, batch); err == nil {
-		for _, call := range batch {
-			close(call.done)
-		}
+// runAlone answers call with a statement of its own.
+func (c *creator) runAlone(call *createCall) {
+	query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst, "")
+	rows, err := c.s.writer().query(call.ctx, query, args...)
+	if err != nil {
+		call.err = err
 		return
 	}
-	for _, call := range batch {
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			call.holders, call.err = c.runAlone(call.ctx, call)
-			close(call.done)
-		}()
-	}
-}
-
-func (c *creator) runAlone(ctx context.Context, call *createCall) ([]heldRow, error) {
-	query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst, "")
-	rows, err := c.s.writer().query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	return scanAllHeld(rows)
+	call.holders, call.err = scanAllHeld(rows)
 }
 
 // scanAllHeld reads the rows of createUnlessHeldQuery, and closes them.

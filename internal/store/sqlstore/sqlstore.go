@@ -232,7 +232,7 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	}
 	if d.ModifyingCTE {
 		s.creator = startCreator(s)
-		s.appender = startAppender(s, appendWorkers)
+		s.appender = startAppender(s)
 	}
 	if d.PersonArrays {
 		s.fetcher = startFetcher(s, getWorkers)
