@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -254,6 +255,51 @@ func TestSignaturesRedactedAtRest(t *testing.T) {
 	defer db.Close()
 	storetest.SignaturesRedactedAtRest(t, st, db, func() error {
 		return postgres.RerunMigration(context.Background(), url, 140)
+	})
+}
+
+// TestConcurrentAppendsThroughAPooler: appends arriving together share
+// one statement (the appender's arrays, its lock timeout set for its own
+// transaction), directly and through a pooler in transaction mode: each
+// lands once, for the person its identifier names, and the breadcrumbs'
+// total counts every one.
+func TestConcurrentAppendsThroughAPooler(t *testing.T) {
+	t.Parallel()
+	testenv.ForEachPostgres(t, func(t *testing.T, eng testenv.Engine) {
+		st := eng.Open(t, eng.NewDatabase(t))
+		ctx := context.Background()
+		acc := storetest.NewAccount(t, st)
+		w := store.Write{Now: storetest.Epoch, Window: time.Minute}
+		persons := make([]string, 8)
+		for i := range persons {
+			p, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprintf("ext-%d", i)}}, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			persons[i] = p.ID
+		}
+		const appends = 64
+		var wg sync.WaitGroup
+		for i := range appends {
+			wg.Go(func() {
+				ext := fmt.Sprintf("ext-%d", i%len(persons))
+				b, _, err := st.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: "web", ExternalID: &ext},
+					store.Write{Now: storetest.Epoch.Add(time.Duration(i) * time.Millisecond), Window: time.Minute})
+				if err != nil || b.PersonID != persons[i%len(persons)] {
+					t.Errorf("append %d by %s: person %q (%v), want %s", i, ext, b.PersonID, err, persons[i%len(persons)])
+				}
+			})
+		}
+		wg.Wait()
+		for _, id := range persons {
+			_, total, err := st.ListBreadcrumbs(ctx, acc, domain.BreadcrumbFilter{PersonID: &id}, domain.PageRequest{Page: 1, Size: 1})
+			if err != nil || total != appends/len(persons) {
+				t.Errorf("%s: %d breadcrumbs (%v), want %d", id, total, err, appends/len(persons))
+			}
+		}
+		if _, total, err := st.ListBreadcrumbs(ctx, acc, domain.BreadcrumbFilter{}, domain.PageRequest{Page: 1, Size: 1}); err != nil || total != appends {
+			t.Errorf("the account's breadcrumbs: %d (%v), want %d", total, err, appends)
+		}
 	})
 }
 
