@@ -23,16 +23,15 @@ $$;
 -- +goose StatementBegin
 CREATE FUNCTION persons_seen_moved() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    WITH moved AS (
+        SELECT nw.id, nw.account_id, o.last_seen_at AS old_at, nw.last_seen_at AS new_at
+        FROM old_rows o JOIN new_rows nw ON nw.id = o.id WHERE nw.last_seen_at <> o.last_seen_at),
+    links AS (UPDATE person_tags pt SET last_seen_at = m.new_at FROM moved m WHERE pt.person_id = m.id)
     INSERT INTO timeline_deltas (account_id, series, key, at_ms, n)
     SELECT account_id, 'persons', '', at_ms, SUM(n) FROM (
-        SELECT o.account_id, o.last_seen_at AS at_ms, -1 AS n FROM old_rows o JOIN new_rows nw ON nw.id = o.id
-            WHERE nw.last_seen_at <> o.last_seen_at
-        UNION ALL
-        SELECT nw.account_id, nw.last_seen_at, 1 FROM old_rows o JOIN new_rows nw ON nw.id = o.id
-            WHERE nw.last_seen_at <> o.last_seen_at) d
+        SELECT account_id, old_at AS at_ms, -1 AS n FROM moved
+        UNION ALL SELECT account_id, new_at, 1 FROM moved) d
     GROUP BY account_id, at_ms HAVING SUM(n) <> 0;
-    UPDATE person_tags pt SET last_seen_at = nw.last_seen_at FROM old_rows o JOIN new_rows nw ON nw.id = o.id
-        WHERE nw.last_seen_at <> o.last_seen_at AND pt.person_id = nw.id;
     RETURN NULL;
 END
 $$;
@@ -54,15 +53,15 @@ $$;
 -- +goose StatementBegin
 CREATE FUNCTION breadcrumbs_timeline_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    WITH moved AS (
+        SELECT o.account_id, o.flavor AS old_flavor, o.activity_at AS old_at, nw.flavor, nw.activity_at AS new_at
+        FROM old_rows o JOIN new_rows nw ON nw.id = o.id
+        WHERE nw.flavor <> o.flavor OR nw.activity_at <> o.activity_at)
     INSERT INTO timeline_deltas (account_id, series, key, at_ms, n)
     SELECT account_id, 'breadcrumbs', key, at_ms, SUM(n) FROM (
-        SELECT o.account_id, k.key, o.activity_at AS at_ms, -1 AS n
-            FROM old_rows o JOIN new_rows nw ON nw.id = o.id CROSS JOIN LATERAL (VALUES (''), (o.flavor)) AS k (key)
-            WHERE nw.flavor <> o.flavor OR nw.activity_at <> o.activity_at
+        SELECT m.account_id, k.key, m.old_at AS at_ms, -1 AS n FROM moved m CROSS JOIN LATERAL (VALUES (''), (m.old_flavor)) AS k (key)
         UNION ALL
-        SELECT nw.account_id, k.key, nw.activity_at, 1
-            FROM old_rows o JOIN new_rows nw ON nw.id = o.id CROSS JOIN LATERAL (VALUES (''), (nw.flavor)) AS k (key)
-            WHERE nw.flavor <> o.flavor OR nw.activity_at <> o.activity_at) d
+        SELECT m.account_id, k.key, m.new_at, 1 FROM moved m CROSS JOIN LATERAL (VALUES (''), (m.flavor)) AS k (key)) d
     GROUP BY account_id, key, at_ms HAVING SUM(n) <> 0;
     RETURN NULL;
 END
