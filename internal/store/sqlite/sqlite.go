@@ -77,7 +77,7 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 	}
 	st.CacheKeys(keys)
 	st.CachePersons(keys)
-	ckpt, err := startCheckpointer(path)
+	ckpt, err := startCheckpointer(path, st.BetweenWrites)
 	if err != nil {
 		st.Close()
 		return nil, err

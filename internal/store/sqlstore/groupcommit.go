@@ -64,6 +64,9 @@ type txJob struct {
 	// once (with alone) keeps the job out of any transaction shared with
 	// another job: fn cannot run a second time.
 	once bool
+	// outside (with alone and once) runs fn on the writer's connection
+	// between two transactions, in none (runOutside).
+	outside bool
 	// state says whether the committer has begun running fn (taken),
 	// after which the caller waits for the answer, or the caller gave up
 	// waiting first (abandoned), after which fn never runs: fn sets the
@@ -168,6 +171,13 @@ func (c *committer) runAlone(ctx context.Context, fn func(q querier) error) erro
 // shared with no other job, so only fn's own failure ends it.
 func (c *committer) runOnce(ctx context.Context, fn func(q querier) error) error {
 	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true, once: true})
+}
+
+// runOutside submits fn to run on the writer's connection outside any
+// transaction: after the transaction under way, before the next. fn's
+// querier is the writer's pool, whose one connection is then free.
+func (c *committer) runOutside(ctx context.Context, fn func(q querier) error) error {
+	return c.submit(&txJob{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true, once: true, outside: true})
 }
 
 func (c *committer) submit(j *txJob) error {
@@ -386,8 +396,13 @@ const maxAloneJobs = 8
 // transaction of its own (runAloneJob): what commits for a job is always
 // its whole work or none of it, as if it had run alone. A job that is not
 // to run alone, or that must run once (runOnce), ends the gathering and
-// runs next; such a job runs in a transaction of its own.
+// runs next; such a job runs in a transaction of its own, or in none
+// (runOutside).
 func (c *committer) runAloneJobs(first *txJob) {
+	if first.outside {
+		c.runOutsideJob(first)
+		return
+	}
 	if first.once {
 		c.runAloneJob(first)
 		return
@@ -439,6 +454,15 @@ gather:
 		}
 	}
 	answer(live, tx.Commit())
+}
+
+// runOutsideJob runs j on the writer's pool, in no transaction.
+func (c *committer) runOutsideJob(j *txJob) {
+	if err := j.gone(); err != nil {
+		j.done <- err
+		return
+	}
+	j.done <- callJob(c.s.writer(), j)
 }
 
 // runAloneJob runs j in a transaction of its own, without a savepoint,

@@ -245,6 +245,18 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 // database) first.
 func (s *Store) CloseWith(c io.Closer) { s.closers = append(s.closers, c) }
 
+// BetweenWrites runs fn on the writer's pool between two of its write
+// transactions and in none (with group commit: after the batch under way,
+// before the next), so that fn meets no write in progress on the writer's
+// own connection and waits for none: SQLite's checkpointer restarts the WAL
+// this way (sqlite/checkpoint.go).
+func (s *Store) BetweenWrites(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+	if s.gc == nil {
+		return fn(ctx, s.w)
+	}
+	return s.gc.runOutside(ctx, func(querier) error { return fn(ctx, s.w) })
+}
+
 // SharesBudgets says whether rate budgets are counted in the database
 // (Dialect.SharedBudgets).
 func (s *Store) SharesBudgets() bool { return s.dialect.SharedBudgets }
