@@ -128,7 +128,7 @@ func (c *checkpointer) checkpoint(ctx context.Context) (walState, error) {
 	// The writer's connection has no busy timeout: should a reader still
 	// read an older part of the WAL, the RESTART copies what it can and
 	// returns, and a later tick tries again.
-	err = c.onWriter(ctx, func(ctx context.Context, w *sql.DB) error {
+	err = c.onWriter(ctx, func(ctx context.Context, w *sql.DB) (err error) {
 		st, err = c.run(ctx, w, "RESTART")
 		return err
 	})

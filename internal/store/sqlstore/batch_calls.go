@@ -77,8 +77,9 @@ type batched interface {
 // batcher runs the calls that arrive while a batch is under way as the
 // next batch, one batch at a time: together answers every call of a
 // batch, in one statement and one commit, or fails and commits nothing;
-// then alone answers each call of the batch on its own, side by side on
-// the pool while the next batch goes on. The batch's statement is
+// then alone (nil for a together that never fails) answers each call of
+// the batch on its own, side by side on the pool while the next batch goes
+// on. The batch's statement is
 // cancelled once none of its callers waits any more (a stalled connection
 // would otherwise hold up every call behind it); a call run alone has its
 // caller's context, as without batches.

@@ -11,7 +11,7 @@ func TestBatchEndsWhenNoOneWaits(t *testing.T) {
 	first, cancelFirst := context.WithCancel(context.Background())
 	second, cancelSecond := context.WithCancel(context.Background())
 	defer cancelSecond()
-	ctx, stop := whileAnyWaits([]*getCall{{ctx: first}, {ctx: second}})
+	ctx, stop := whileAnyWaits([]*getCall{{batchCall: batchCall{ctx: first}}, {batchCall: batchCall{ctx: second}}})
 	defer stop()
 	cancelFirst()
 	if ctx.Err() != nil {
@@ -19,7 +19,7 @@ func TestBatchEndsWhenNoOneWaits(t *testing.T) {
 	}
 	cancelSecond()
 	<-ctx.Done() // AfterFunc runs in a goroutine of its own
-	done, stopDone := whileAnyWaits([]*getCall{{ctx: context.Background()}})
+	done, stopDone := whileAnyWaits([]*getCall{{batchCall: batchCall{ctx: context.Background()}}})
 	stopDone()
 	if done.Err() == nil {
 		t.Fatal("a batch's context outlived its batch")

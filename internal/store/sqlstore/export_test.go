@@ -95,9 +95,9 @@ func (s *Store) ReadsPersonsTogether() bool { return s.fetcher != nil }
 func (s *Store) GetPersonsTogether(ctx context.Context, accountID string, ids []string) error {
 	batch := make([]*getCall, len(ids))
 	for i, id := range ids {
-		batch[i] = &getCall{ctx: ctx, accountID: accountID, id: id}
+		batch[i] = &getCall{batchCall: batchCall{ctx: ctx}, accountID: accountID, id: id}
 	}
-	s.fetcher.run(batch)
+	s.fetcher.run(ctx, batch)
 	for _, call := range batch {
 		if call.err != nil {
 			return call.err

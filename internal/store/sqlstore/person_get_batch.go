@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"sync"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -23,93 +22,53 @@ import (
 // maxGetBatch bounds the persons of one statement.
 const maxGetBatch = 64
 
-// getWorkers is how many batches run at once.
-//
-// One: the calls that arrive while a batch is at the server wait for it
-// and go together next, where a second worker took many of them alone, a
-// statement each. Row 6 of pdsbench at 1M persons, by wrk, in turns: 0.291
-// and 0.305 of the bare handler with one (server CPU 71 and 66 µs a
-// request, p99 11.8 and 9.9 ms), 0.280 and 0.281 with two (83 and 75 µs,
-// 13.4 and 11.4 ms). Measured before the key cache listened, one and two
-// had served alike (0.297 and 0.301 against 0.277 and 0.301).
-const getWorkers = 1
+// The fetcher runs one batch at a time (batcher): the calls that arrive
+// while a batch is at the server wait for it and go together next, where a
+// second worker took many of them alone, a statement each. Row 6 of
+// pdsbench at 1M persons, by wrk, in turns: 0.291 and 0.305 of the bare
+// handler with one worker (server CPU 71 and 66 µs a request, p99 11.8 and
+// 9.9 ms), 0.280 and 0.281 with two (83 and 75 µs, 13.4 and 11.4 ms).
+// Measured before the key cache listened, one and two had served alike
+// (0.297 and 0.301 against 0.277 and 0.301).
 
 // getCall is one Get Person waiting for its batch.
 type getCall struct {
-	ctx           context.Context
+	batchCall
 	accountID, id string
 	// The answer: the person, or sql.ErrNoRows, or err.
 	person *domain.Person
 	err    error
-	done   chan struct{}
 }
 
-func (c *getCall) callerCtx() context.Context { return c.ctx }
-
-// fetcher gathers getCalls into batches, run by getWorkers workers.
+// fetcher gathers getCalls into batches (batcher).
 type fetcher struct {
-	s     *Store
-	calls chan *getCall
-	quit  chan struct{}
-	stop  sync.Once
-	wg    sync.WaitGroup
+	s *Store
+	*batcher[*getCall]
 }
 
-func startFetcher(s *Store, workers int) *fetcher {
-	f := &fetcher{s: s, calls: make(chan *getCall), quit: make(chan struct{})}
-	for range workers {
-		f.wg.Add(1)
-		go f.work()
-	}
+func startFetcher(s *Store) *fetcher {
+	f := &fetcher{s: s}
+	// A batch's read never fails as a whole: each call holds its own
+	// answer, so none runs alone.
+	f.batcher = startBatcher(maxGetBatch, func(ctx context.Context, batch []*getCall) error {
+		f.run(ctx, batch)
+		return nil
+	}, nil)
 	return f
-}
-
-// close stops the workers once their batches are answered; closing again
-// does nothing.
-func (f *fetcher) close() {
-	f.stop.Do(func() { close(f.quit) })
-	f.wg.Wait()
 }
 
 // get reads the person in the next batch; sql.ErrNoRows when the account
 // holds no such person.
 func (f *fetcher) get(ctx context.Context, accountID, id string) (*domain.Person, error) {
-	call := &getCall{ctx: ctx, accountID: accountID, id: id, done: make(chan struct{})}
-	select {
-	case f.calls <- call:
-	case <-f.quit:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	call := &getCall{accountID: accountID, id: id}
+	if err := f.do(ctx, call); err != nil {
+		return nil, err
 	}
-	select {
-	case <-call.done:
-		return call.person, call.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return call.person, call.err
 }
 
-func (f *fetcher) work() {
-	defer f.wg.Done()
-	var batch []*getCall
-	for {
-		var ok bool
-		if batch, ok = gather(batch[:0], f.calls, f.quit, maxGetBatch); !ok {
-			return
-		}
-		f.run(batch)
-		for _, call := range batch {
-			close(call.done)
-		}
-		clear(batch)
-	}
-}
-
-// run answers every call of batch.
-func (f *fetcher) run(batch []*getCall) {
-	ctx, stop := whileAnyWaits(batch)
-	defer stop()
+// run answers every call of batch, under ctx.
+func (f *fetcher) run(ctx context.Context, batch []*getCall) {
 	q := f.s.reader()
 	if len(batch) == 1 {
 		call := batch[0]

@@ -235,7 +235,7 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 		s.appender = startAppender(s)
 	}
 	if d.PersonArrays {
-		s.fetcher = startFetcher(s, getWorkers)
+		s.fetcher = startFetcher(s)
 	}
 	s.folder = startFolder(s)
 	return s
