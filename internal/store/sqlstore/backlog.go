@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -17,13 +16,13 @@ const backlogBound = store.PendingBound
 func (s *Store) WebhookBacklog(ctx context.Context, now time.Time) (store.WebhookBacklog, error) {
 	var b store.WebhookBacklog
 	q := s.reader()
-	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE status = $1 LIMIT $2) p`,
-		domain.DeliveryPending, backlogBound).Scan(&b.Pending); err != nil {
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE status = `+pendingSQL+` LIMIT $1) p`,
+		backlogBound).Scan(&b.Pending); err != nil {
 		return b, err
 	}
 	var oldest sql.NullInt64
-	if err := q.queryRow(ctx, `SELECT MIN(next_attempt_at) FROM deliveries WHERE status = $1 AND next_attempt_at <= $2`,
-		domain.DeliveryPending, now.UnixMilli()).Scan(&oldest); err != nil {
+	if err := q.queryRow(ctx, `SELECT MIN(next_attempt_at) FROM deliveries WHERE status = `+pendingSQL+` AND next_attempt_at <= $1`,
+		now.UnixMilli()).Scan(&oldest); err != nil {
 		return b, err
 	}
 	b.OldestDue = timePtr(oldest)

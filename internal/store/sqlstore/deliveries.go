@@ -14,6 +14,15 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
+// The statuses as SQL literals. The partial indexes of migration 00190
+// hold only pending deliveries, or only finished ones, and a planner applies
+// such an index only to a query that names the same literal: a bound
+// parameter could be any status.
+const (
+	pendingSQL  = `'` + domain.DeliveryPending + `'`
+	finishedSQL = `('` + domain.DeliverySucceeded + `', '` + domain.DeliveryFailed + `')`
+)
+
 // deliveryColumns leave the body out: the log never shows it and a page of
 // bodies would be read for nothing.
 const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event, d.person_id, d.secret_version, d.status, d.attempts,
@@ -272,7 +281,7 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 		per = c.Limit
 	}
 	n := now.UnixMilli()
-	if due, err := s.anyDue(ctx, `SELECT 1 FROM deliveries WHERE status = '`+domain.DeliveryPending+`'
+	if due, err := s.anyDue(ctx, `SELECT 1 FROM deliveries WHERE status = `+pendingSQL+`
 		AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`, n); !due || err != nil {
 		return nil, err
 	}
@@ -290,7 +299,7 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 	var a sqlArgs
 	set := `lease_until = ` + a.add(now.Add(lease).UnixMilli()) + `, lease_token = ` + a.add(token)
 	due := func(prefix string) string {
-		return prefix + `status = ` + a.add(domain.DeliveryPending) + ` AND ` + prefix + `next_attempt_at <= ` + a.add(n) +
+		return prefix + `status = ` + pendingSQL + ` AND ` + prefix + `next_attempt_at <= ` + a.add(n) +
 			` AND (` + prefix + `lease_until IS NULL OR ` + prefix + `lease_until <= ` + a.add(n) + `)`
 	}
 	inner := due("d.") + ` AND w.is_active = ` + a.add(true) +

@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 	"time"
-
-	"github.com/pds-dev/pds/internal/domain"
 )
 
 // PruneDeliveries deletes finished deliveries whose last activity (their
@@ -27,12 +25,12 @@ func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, batch int
 	// since the statement began (say, redelivered) is checked again on its
 	// new version; rows another transaction holds are left for next time.
 	prune := `DELETE FROM deliveries WHERE id IN (SELECT d.id FROM deliveries d
-		WHERE d.status IN ($1, $2) AND d.created_at < $3 AND (d.lease_until IS NULL OR d.lease_until < $4)
-		AND NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.attempted_at >= $5)
-		LIMIT $6` + s.dialect.ClaimRows + `)`
+		WHERE d.status IN ` + finishedSQL + ` AND d.created_at < $1 AND (d.lease_until IS NULL OR d.lease_until < $2)
+		AND NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.attempted_at >= $3)
+		LIMIT $4` + s.dialect.ClaimRows + `)`
 	total := 0
 	for {
-		res, err := s.writer().exec(ctx, prune, domain.DeliverySucceeded, domain.DeliveryFailed, cutoff, cutoff, cutoff, batch)
+		res, err := s.writer().exec(ctx, prune, cutoff, cutoff, cutoff, batch)
 		if err != nil {
 			return total, err
 		}

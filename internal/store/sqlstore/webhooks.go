@@ -187,8 +187,8 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 			return err
 		}
 		rows, err := q.query(ctx, `SELECT attempts - round_start, MAX(next_attempt_at) FROM deliveries
-			WHERE webhook_id = $1 AND secret_version = $2 AND status = $3 AND next_attempt_at IS NOT NULL
-			GROUP BY attempts - round_start`, id, w.SecretVersion, domain.DeliveryPending)
+			WHERE webhook_id = $1 AND secret_version = $2 AND status = `+pendingSQL+` AND next_attempt_at IS NOT NULL
+			GROUP BY attempts - round_start`, id, w.SecretVersion)
 		if err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 func dropUnusedSecrets(ctx context.Context, q querier, webhookID string) error {
 	_, err := q.exec(ctx, `DELETE FROM webhook_secrets WHERE webhook_id = $1 AND NOT EXISTS
 		(SELECT 1 FROM deliveries d WHERE d.webhook_id = webhook_secrets.webhook_id
-			AND d.secret_version = webhook_secrets.version AND d.status = $2)`, webhookID, domain.DeliveryPending)
+			AND d.secret_version = webhook_secrets.version AND d.status = `+pendingSQL+`)`, webhookID)
 	return err
 }
 
