@@ -297,12 +297,8 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 	slices.Sort(partial)
 	token := domain.RandomHex(16)
 	var a sqlArgs
-	set := `lease_until = ` + a.add(now.Add(lease).UnixMilli()) + `, lease_token = ` + a.add(token)
-	due := func(prefix string) string {
-		return prefix + `status = ` + pendingSQL + ` AND ` + prefix + `next_attempt_at <= ` + a.add(n) +
-			` AND (` + prefix + `lease_until IS NULL OR ` + prefix + `lease_until <= ` + a.add(n) + `)`
-	}
-	inner := due("d.") + ` AND w.is_active = ` + a.add(true) +
+	inner := `d.status = ` + pendingSQL + ` AND d.next_attempt_at <= ` + a.add(n) +
+		` AND (d.lease_until IS NULL OR d.lease_until <= ` + a.add(n) + `) AND w.is_active = ` + a.add(true) +
 		` AND (w.local_listener = ` + a.add(false) + ` OR w.listener_host = ` + a.add(c.Host) + `)`
 	if len(full) > 0 {
 		inner += ` AND d.webhook_id NOT IN (` + a.list(anySlice(full)...) + `)`
@@ -325,8 +321,7 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 	// more than its bound allows; the outer one ranks the rest within
 	// their account, by that rank, so that a claim takes each account's
 	// first delivery, then each account's second, and so on.
-	query := `UPDATE deliveries SET ` + set + ` WHERE id IN (
-		SELECT f.id FROM (
+	pick := `SELECT f.id FROM (
 			SELECT r.id, r.next_attempt_at,
 				ROW_NUMBER() OVER (PARTITION BY r.account_id ORDER BY r.sub_rank, r.next_attempt_at, r.id) AS account_rank
 			FROM (
@@ -339,18 +334,28 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 					ORDER BY d.next_attempt_at LIMIT ` + scan + s.dialect.ClaimDeliveryRows + `
 				) c
 			) r WHERE r.sub_rank <= ` + capExpr + `
-		) f ORDER BY f.account_rank, f.next_attempt_at, f.id LIMIT ` + limit + `
-	) AND ` + due("")
+		) f ORDER BY f.account_rank, f.next_attempt_at, f.id LIMIT ` + limit
 	var jobs []domain.DeliveryJob
 	err := s.inTx(ctx, func(q querier) error {
 		// Reset: the committer may run this function again (see committer).
 		jobs = nil
-		res, err := q.exec(ctx, query, a...)
-		if err != nil {
+		ids, err := queryAll(ctx, q, scanString, pick, a...)
+		if err != nil || len(ids) == 0 {
 			return err
 		}
-		if claimed, _ := res.RowsAffected(); claimed == 0 {
-			return nil
+		// The lease is set by id alone, in a statement of its own. As the
+		// UPDATE of the pick as an IN subquery, with the due condition
+		// checked again, both planners drove it from the due index,
+		// matching every due delivery against the pick, so that each
+		// claim of a backlog read all of it (TestClaimLeasesByID). The
+		// check is not needed: the pick runs in this transaction, under
+		// the one writer (SQLite), and locks what it picks, checking a
+		// row changed meanwhile again (PostgreSQL's FOR UPDATE).
+		var b sqlArgs
+		update := `UPDATE deliveries SET lease_until = ` + b.add(now.Add(lease).UnixMilli()) + `, lease_token = ` + b.add(token) +
+			` WHERE id IN (` + b.list(anySlice(ids)...) + `)`
+		if _, err := q.exec(ctx, update, b...); err != nil {
+			return err
 		}
 		jobs, err = leasedJobs(ctx, q, token)
 		return err
