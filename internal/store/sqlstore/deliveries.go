@@ -297,6 +297,7 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 	slices.Sort(partial)
 	token := domain.RandomHex(16)
 	var a sqlArgs
+	set := `lease_until = ` + a.add(now.Add(lease).UnixMilli()) + `, lease_token = ` + a.add(token)
 	inner := `d.status = ` + pendingSQL + ` AND d.next_attempt_at <= ` + a.add(n) +
 		` AND (d.lease_until IS NULL OR d.lease_until <= ` + a.add(n) + `) AND w.is_active = ` + a.add(true) +
 		` AND (w.local_listener = ` + a.add(false) + ` OR w.listener_host = ` + a.add(c.Host) + `)`
@@ -339,23 +340,19 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 	err := s.inTx(ctx, func(q querier) error {
 		// Reset: the committer may run this function again (see committer).
 		jobs = nil
-		ids, err := queryAll(ctx, q, scanString, pick, a...)
-		if err != nil || len(ids) == 0 {
+		// The lease is set by id alone: with the due condition checked
+		// again on the outer rows, both planners drove the UPDATE from the
+		// due index, matching every due delivery against the pick, so that
+		// each claim of a backlog read all of it (TestHotQueryPlans). The
+		// check is not needed: the pick runs in this statement, under the
+		// one writer (SQLite), and locks what it picks, checking a row
+		// changed meanwhile again (PostgreSQL's FOR UPDATE).
+		res, err := q.exec(ctx, `UPDATE deliveries SET `+set+` WHERE id IN (`+pick+`)`, a...)
+		if err != nil {
 			return err
 		}
-		// The lease is set by id alone, in a statement of its own. As the
-		// UPDATE of the pick as an IN subquery, with the due condition
-		// checked again, both planners drove it from the due index,
-		// matching every due delivery against the pick, so that each
-		// claim of a backlog read all of it (TestClaimLeasesByID). The
-		// check is not needed: the pick runs in this transaction, under
-		// the one writer (SQLite), and locks what it picks, checking a
-		// row changed meanwhile again (PostgreSQL's FOR UPDATE).
-		var b sqlArgs
-		update := `UPDATE deliveries SET lease_until = ` + b.add(now.Add(lease).UnixMilli()) + `, lease_token = ` + b.add(token) +
-			` WHERE id IN (` + b.list(anySlice(ids)...) + `)`
-		if _, err := q.exec(ctx, update, b...); err != nil {
-			return err
+		if claimed, _ := res.RowsAffected(); claimed == 0 {
+			return nil
 		}
 		jobs, err = leasedJobs(ctx, q, token)
 		return err

@@ -316,6 +316,9 @@ func ordersList(query string) (bool, int) {
 }
 
 func badPlanLine(query string, plan []string) string {
+	if bad := leaseNotByID(query, plan); bad != "" {
+		return bad
+	}
 	lists, pageSorts := ordersList(query)
 	index := ""
 	subqueries := map[string]bool{} // a SCAN of one reads its rows as made, not a table
@@ -364,6 +367,29 @@ func badPlanLine(query string, plan []string) string {
 	}
 	return unindexedDeliveryFilter(query, plan)
 }
+
+// leaseNotByID refuses a claim's lease (ClaimDeliveriesFairly) whose
+// UPDATE reads its rows other than through the primary key, one look-up a
+// picked delivery (the pick, its subquery, reads deliveries as d). With
+// the due condition checked again on its rows, both planners drove it from
+// the due index instead and matched every due delivery against the pick,
+// so that each claim of a backlog read the whole backlog.
+func leaseNotByID(query string, plan []string) string {
+	if !strings.HasPrefix(query, "UPDATE deliveries SET lease_until") {
+		return ""
+	}
+	for _, line := range plan {
+		if m := updatedRowsRead.FindString(strings.TrimSpace(line)); m != "" &&
+			!strings.Contains(line, "sqlite_autoindex_deliveries_1 (id=?)") && !strings.Contains(line, "deliveries_pkey") {
+			return m + " (a claim's lease not written by id)"
+		}
+	}
+	return ""
+}
+
+// updatedRowsRead matches a read of the rows an UPDATE of deliveries
+// writes: deliveries without an alias.
+var updatedRowsRead = regexp.MustCompile(`^(?:SEARCH|SCAN) deliveries\b.*|.*Scan .* on deliveries  \(.*`)
 
 // deliveryRead matches the condition of an index read of deliveries on
 // SQLite, or of any index read on PostgreSQL.
