@@ -24,9 +24,13 @@ var Dialect = sqlstore.Dialect{
 	// Its planner plans on what ANALYZE last measured; autovacuum would
 	// catch up only a minute or so after a bulk write.
 	AnalyzeTables: `ANALYZE`,
-	// Plans made while persons was empty would walk persons_last_seen.
+	// Plans made while persons was empty would pick the wrong index of
+	// those led by account_id (see analyzePersons).
 	AnalyzeDuringImport: true,
-	ModifyingCTE:        true,
+	// An append's update of persons stays on its page (HOT) only when no
+	// index holds last_seen_at.
+	SeenOrder:    `person_seen`,
+	ModifyingCTE: true,
 	// xmin is the transaction that wrote the row version a statement sees:
 	// any later write of the row makes a version with another.
 	RowVersion:  `xmin::text`,

@@ -55,7 +55,7 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	_ = s.FoldTimelines(ctx)
 	res := store.PersonImportResult{PersonImportCounts: im.counts}
 	// After the fold, so that the counts' statistics describe its buckets.
-	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, personImportTables)
+	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, s.dialect.personImportTablesOf())
 	return res, nil
 }
 
@@ -615,8 +615,8 @@ func (im *personImporter) attachTags(personID string, tags []string) (bool, erro
 // inserted; an import runs it each time the persons it created doubled.
 // Statements are planned with the statistics of when they were first run: a
 // table that was empty then has none, every index led by account_id looks as
-// good as another, and PostgreSQL picked persons_last_seen for the
-// identifier lookups, so each read every person imported so far (20,000
+// good as another, and PostgreSQL picked persons_last_seen (since moved to
+// person_seen) for the identifier lookups, so each read every person imported so far (20,000
 // persons took 107 s). Fresh statistics invalidate those plans, and as the
 // table grows the unique indexes win by more. SQLite's planner needs no
 // statistics for these lookups (TestIdentifierLookupPlan).

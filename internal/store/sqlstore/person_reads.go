@@ -235,13 +235,21 @@ func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.Pe
 func personWindow(ctx context.Context, q querier, accountID string, since time.Time, p domain.PageRequest) ([]domain.Person, int, error) {
 	r := timelineRange{tl: personsTimeline(accountID), lo: ceilMillis(since), hi: timelineMax}
 	return timelinePage(ctx, q, r, false, p, func(pos position, limit int) ([]domain.Person, error) {
-		ids, err := queryAll(ctx, q, scanID, `SELECT id FROM persons WHERE account_id = $1 AND last_seen_at >= $2
+		ids, err := queryAll(ctx, q, scanID, `SELECT id FROM `+seenOrder(q)+` WHERE account_id = $1 AND last_seen_at >= $2
 			ORDER BY last_seen_at, id LIMIT $3 OFFSET $4`, accountID, pos.bound, limit, pos.skip)
 		if err != nil {
 			return nil, err
 		}
 		return personsByID(ctx, q, accountID, ids)
 	})
+}
+
+// seenOrder is the table that orders persons by last seen (Dialect.SeenOrder).
+func seenOrder(q querier) string {
+	if t := q.s.dialect.SeenOrder; t != "" {
+		return t
+	}
+	return `persons`
 }
 
 // personsByID reads the persons of a page in the order of their ids. The

@@ -139,6 +139,12 @@ type Dialect struct {
 	// it PostgreSQL, estimating a few hundred persons, would rather hash
 	// every tag row of the account.
 	JoinsAsWritten string
+	// SeenOrder is the table whose index on (account_id, last_seen_at, id)
+	// orders a window's persons: persons itself when empty (SQLite, which
+	// rewrites only the index entries of the columns an update changes), or
+	// a narrow table kept beside it (PostgreSQL's person_seen, see its
+	// migration 00200), holding those three columns of every person.
+	SeenOrder string
 	// RowValueRanges says the planner seeks to a row value bound such as
 	// (account_id, id) > ($1, $2) in an index on those columns when no
 	// equality on account_id stands beside it (PostgreSQL, which would

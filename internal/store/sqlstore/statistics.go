@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 )
@@ -12,6 +13,15 @@ import (
 // the timeline counts its fold moves the deltas into.
 var personImportTables = []string{"persons", "person_field_values", "person_tags", "bursts",
 	"tag_bits", "tag_bit_deltas", "timeline_deltas", "timeline_counts"}
+
+// personImportTablesOf is personImportTables and, where the dialect keeps
+// one, the table its triggers write as they write persons (SeenOrder).
+func (d Dialect) personImportTablesOf() []string {
+	if d.SeenOrder == "" {
+		return personImportTables
+	}
+	return append(slices.Clip(personImportTables), d.SeenOrder)
+}
 
 // analyzeTables brings the planner's statistics of tables up to date after a
 // bulk write has committed (Dialect.AnalyzeTables), and returns how long that
