@@ -19,7 +19,8 @@ import (
 //     import, a new custom field), never the account row itself, whose
 //     key every new person and breadcrumb must be able to share;
 //  2. the persons' rows, by id (lockPerson, lockHolders), before anything
-//     else of them;
+//     else of them; on PostgreSQL a person's person_seen row is written only
+//     by the triggers of persons (migration 00200), under the person's row;
 //  3. their tag links, in tag id order (AddPersonTags sorts the ids; the
 //     persons_seen_moved trigger moves a person's links only under its row);
 //  4. their custom field values;

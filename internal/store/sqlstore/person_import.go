@@ -615,11 +615,12 @@ func (im *personImporter) attachTags(personID string, tags []string) (bool, erro
 // inserted; an import runs it each time the persons it created doubled.
 // Statements are planned with the statistics of when they were first run: a
 // table that was empty then has none, every index led by account_id looks as
-// good as another, and PostgreSQL picked persons_last_seen (since moved to
-// person_seen) for the identifier lookups, so each read every person imported so far (20,000
-// persons took 107 s). Fresh statistics invalidate those plans, and as the
-// table grows the unique indexes win by more. SQLite's planner needs no
-// statistics for these lookups (TestIdentifierLookupPlan).
+// good as another, and PostgreSQL picked persons_last_seen (an index it has
+// no more: migration 00200) for the identifier lookups, so each read every
+// person imported so far (20,000 persons took 107 s). Fresh statistics
+// invalidate those plans, and as the table grows the unique indexes win by
+// more. SQLite's planner needs no statistics for these lookups
+// (TestIdentifierLookupPlan).
 func (s *Store) analyzePersons(ctx context.Context, q querier) error {
 	if !s.dialect.AnalyzeDuringImport {
 		return nil
