@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -18,22 +19,23 @@ func isPostgres(database string) bool {
 
 // openStore opens the engine the --database value names, migrating it.
 func openStore(ctx context.Context, c *commonFlags) (store.Store, error) {
-	return openServingStore(ctx, c, true)
+	return openServingStore(ctx, c, true, nil)
 }
 
 // openServingStore is openStore for a server, which may be told not to
 // migrate: without migrate it changes no schema and refuses a database
 // that lacks a migration (--migrate=false). Its requests' deadlines end
 // their statements on the server too (postgres.connConfig); SQLite's busy
-// waits already end with each call's context.
-func openServingStore(ctx context.Context, c *commonFlags, migrate bool) (store.Store, error) {
+// waits already end with each call's context. log, when not nil, takes
+// what the store says of the faults it mends.
+func openServingStore(ctx context.Context, c *commonFlags, migrate bool, log *slog.Logger) (store.Store, error) {
 	if err := checkDatabases(c); err != nil {
 		return nil, err
 	}
 	if isPostgres(c.database) {
 		return postgres.Open(ctx, c.database, postgres.Options{DirectURL: c.direct, KeepSchema: !migrate})
 	}
-	return sqlite.OpenWith(ctx, c.database, sqlite.Options{KeepSchema: !migrate})
+	return sqlite.OpenWith(ctx, c.database, sqlite.Options{KeepSchema: !migrate, Log: log})
 }
 
 // openAccountStore is openStore for a command (cmd, as its errors name it)

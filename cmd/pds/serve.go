@@ -141,7 +141,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		}
 	}()
 	hooks.Warn(log)
-	st, err := openServingStore(e.ctx, c, cfg.migrate)
+	st, err := openServingStore(e.ctx, c, cfg.migrate, log)
 	if err != nil {
 		return err
 	}

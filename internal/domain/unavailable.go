@@ -17,6 +17,10 @@ const (
 	CauseTimeout Cause = "database_timeout"
 	// CauseDiskFull: the database has no room to write; reads still work.
 	CauseDiskFull Cause = "disk_full"
+	// CauseDiskError: reading or writing the database's files failed (an
+	// I/O error of the disk or the file system, a file another process
+	// cut short).
+	CauseDiskError Cause = "disk_error"
 	// CauseContention: the request's transaction kept colliding with
 	// concurrent writers of the same rows (deadlocks, serialization
 	// failures) and was given up after the store's bounded retries.
@@ -24,7 +28,7 @@ const (
 )
 
 // Causes lists every cause, for metrics that start each at zero.
-var Causes = []Cause{CauseUnreachable, CauseTimeout, CauseDiskFull, CauseContention}
+var Causes = []Cause{CauseUnreachable, CauseTimeout, CauseDiskFull, CauseDiskError, CauseContention}
 
 // UnavailableError is a refusal for a fault of the database (a 503 with
 // Retry-After), never a defect. It wraps the driver's error for the log.

@@ -58,7 +58,7 @@ func New() *Metrics {
 		refusedDB: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pds_http_unavailable_total",
 			Help: "Requests refused with 503 because the database could not serve them, by cause: " +
-				"database_unreachable, database_timeout (no answer within the deadline), disk_full.",
+				"database_unreachable, database_timeout (no answer within the deadline), disk_full, disk_error (the database's files could not be read or written), database_contention.",
 		}, []string{"cause"}),
 		authFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pds_auth_failures_total",

@@ -102,6 +102,9 @@ func Unavailable(cause domain.Cause) *Problem {
 		title = "Database Disk Full"
 		detail = "The database has no room left to write; reads still work. Nothing was changed; retry the write later."
 		retry = 30
+	case domain.CauseDiskError:
+		title = "Database Disk Error"
+		detail = "The database's files could not be read or written. Nothing was changed unless a later read shows it; retry the request shortly."
 	default:
 		title = "Database Unreachable"
 		detail = "The database cannot be reached. Nothing was changed unless a later read shows it; retry the request shortly."

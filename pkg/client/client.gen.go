@@ -416,6 +416,7 @@ const (
 	ProblemCauseDatabaseContention  ProblemCause = "database_contention"
 	ProblemCauseDatabaseTimeout     ProblemCause = "database_timeout"
 	ProblemCauseDatabaseUnreachable ProblemCause = "database_unreachable"
+	ProblemCauseDiskError           ProblemCause = "disk_error"
 	ProblemCauseDiskFull            ProblemCause = "disk_full"
 )
 
@@ -427,6 +428,8 @@ func (e ProblemCause) Valid() bool {
 	case ProblemCauseDatabaseTimeout:
 		return true
 	case ProblemCauseDatabaseUnreachable:
+		return true
+	case ProblemCauseDiskError:
 		return true
 	case ProblemCauseDiskFull:
 		return true

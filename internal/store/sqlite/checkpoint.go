@@ -66,6 +66,10 @@ type checkpointer struct {
 	db *sql.DB
 	// onWriter runs the RESTART checkpoints.
 	onWriter betweenWrites
+	// cutShort is called when a checkpoint found the WAL index cut short
+	// by another process (connections.reset): the store recovers within a
+	// tick, without waiting for a request to meet it.
+	cutShort func()
 	// restartFrames is walRestartFrames but in tests.
 	restartFrames int
 	quit          chan struct{}
@@ -73,20 +77,14 @@ type checkpointer struct {
 	stop          sync.Once
 }
 
-// startCheckpointer opens the checkpoint connection of the file at path and
-// checkpoints every checkpointEvery until close, restarting the WAL on the
+// startCheckpointer checkpoints on db, a pool of one connection to the
+// file, every checkpointEvery until close, restarting the WAL on the
 // writer's connection through onWriter.
-func startCheckpointer(path string, onWriter betweenWrites) (*checkpointer, error) {
-	db, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	db.SetConnMaxIdleTime(0)
-	c := &checkpointer{db: db, onWriter: onWriter, restartFrames: walRestartFrames,
+func startCheckpointer(db *sql.DB, onWriter betweenWrites, cutShort func()) *checkpointer {
+	c := &checkpointer{db: db, onWriter: onWriter, cutShort: cutShort, restartFrames: walRestartFrames,
 		quit: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
-	return c, nil
+	return c
 }
 
 func (c *checkpointer) loop() {
@@ -100,7 +98,9 @@ func (c *checkpointer) loop() {
 		case <-t.C:
 			// An error (a busy database file, say) is retried on the next
 			// tick: what a checkpoint does not copy stays in the WAL.
-			_, _ = c.checkpoint(context.Background())
+			if _, err := c.checkpoint(context.Background()); walIndexCutShort(err) && c.cutShort != nil {
+				c.cutShort()
+			}
 		}
 	}
 }

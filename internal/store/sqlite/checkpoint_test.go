@@ -28,12 +28,14 @@ func TestWriterLeavesCheckpointsToTheCheckpointer(t *testing.T) {
 	w.SetMaxOpenConns(1)
 	// Stopped at once: the test alone runs its checkpoints, between its
 	// own writes.
-	c, err := startCheckpointer(path, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
-		return fn(ctx, w)
-	})
+	cdb, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
+	cdb.SetMaxOpenConns(1)
+	c := startCheckpointer(cdb, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+		return fn(ctx, w)
+	}, nil)
 	c.stop.Do(func() { close(c.quit) })
 	<-c.done
 	defer c.db.Close()
@@ -96,13 +98,15 @@ func TestWALStartsOverWhileWritesGoOn(t *testing.T) {
 	}
 	defer st.Close()
 	var onWriter atomic.Int64
-	c, err := startCheckpointer(path, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
-		onWriter.Add(1)
-		return st.(*sqlstore.Store).BetweenWrites(ctx, fn)
-	})
+	cdb, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
+	cdb.SetMaxOpenConns(1)
+	c := startCheckpointer(cdb, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+		onWriter.Add(1)
+		return st.(*sqlstore.Store).BetweenWrites(ctx, fn)
+	}, nil)
 	c.stop.Do(func() { close(c.quit) })
 	<-c.done
 	defer c.db.Close()

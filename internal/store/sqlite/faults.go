@@ -26,6 +26,12 @@ func unavailable(err error) domain.Cause {
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_FULL:
 		return domain.CauseDiskFull
+	case sqlite3.SQLITE_IOERR:
+		// The file system failed a read or a write, or the WAL index
+		// was cut short under its mapping (walIndexCutShort); SQLite
+		// rolled the statement back, and the same call may succeed once
+		// the cause is gone.
+		return domain.CauseDiskError
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		// Another process (an import, a backup) held the write lock past
 		// the busy timeout.
@@ -34,6 +40,14 @@ func unavailable(err error) domain.Cause {
 		return domain.CauseUnreachable
 	}
 	return ""
+}
+
+// walIndexCutShort says that err is SQLite's answer to a read of the WAL
+// index's mapping beyond the end of the -shm file: another process
+// truncated the file under this one (mendWALIndex).
+func walIndexCutShort(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_IOERR_IN_PAGE
 }
 
 // conflict names the conflict that failed a transaction, "" for anything

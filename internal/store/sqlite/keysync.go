@@ -28,9 +28,12 @@ import (
 // paying a read transaction of its own (a tenth of a Get Person's CPU).
 type changeCounter struct {
 	st    *sqlstore.Store
-	conn  *sql.Conn
-	read  *sql.Stmt
+	r     *sql.DB
 	reads *sqlstore.SharedRead
+	// held is the connection the counter is read on, and its statement;
+	// nil from a reset of the store's connections (letGo) to the next read.
+	heldMu sync.Mutex
+	held   *heldRead
 	// wal is the database's WAL index, whose header says whether anything
 	// was committed since the last read (nil: unavailable, read every time).
 	wal *walIndex
@@ -46,7 +49,13 @@ type changeCounter struct {
 	counted atomic.Int64
 }
 
-func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB, path string) (*changeCounter, error) {
+// heldRead is a connection held for the counter's reads, and the read.
+type heldRead struct {
+	conn *sql.Conn
+	read *sql.Stmt
+}
+
+func holdRead(ctx context.Context, r *sql.DB) (*heldRead, error) {
 	conn, err := r.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -56,9 +65,30 @@ func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB, path s
 		conn.Close()
 		return nil, err
 	}
-	c := &changeCounter{st: st, conn: conn, read: read, wal: openWALIndex(path)}
+	return &heldRead{conn, read}, nil
+}
+
+func (h *heldRead) close() error { return errors.Join(h.read.Close(), h.conn.Close()) }
+
+func newChangeCounter(ctx context.Context, st *sqlstore.Store, r *sql.DB, path string) (*changeCounter, error) {
+	held, err := holdRead(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	c := &changeCounter{st: st, r: r, held: held, wal: openWALIndex(path)}
 	c.reads = sqlstore.NewSharedRead(c.readCounter, 0)
 	return c, nil
+}
+
+// letGo closes the connection the counter is read on (connections.reset);
+// the next read holds another.
+func (c *changeCounter) letGo() {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	if c.held != nil {
+		_ = c.held.close()
+		c.held = nil
+	}
 }
 
 // Sync returns once a read of the counter that started after it was
@@ -83,27 +113,47 @@ func (c *changeCounter) Sync(ctx context.Context) error {
 // committed. Reads never overlap, so a later read never sees an older
 // count.
 func (c *changeCounter) readCounter(ctx context.Context) error {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	// A connection held anew counts data_version from a number of its
+	// own: nothing read on the one before tells what it missed.
+	anew := c.held == nil
+	if anew {
+		held, err := holdRead(ctx, c.r)
+		if err != nil {
+			return err
+		}
+		c.held = held
+	}
 	before, whole := c.wal.header()
 	c.counted.Add(1)
 	var n, version int64
-	if err := c.read.QueryRowContext(ctx).Scan(&n, &version); err != nil {
+	if err := c.held.read.QueryRowContext(ctx).Scan(&n, &version); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.before, c.fresh = before, whole
-	if n != c.seen {
+	if n != c.seen || anew {
 		c.seen = n
 		c.st.ForgetKeys()
 	}
-	if version != c.version {
+	if version != c.version || anew {
 		c.version = version
 		c.st.ForgetPersons()
 	}
 	return nil
 }
 
+// Close closes the counter's connection; the WAL index is let go of
+// after every connection of the store (walIndex.Close).
 func (c *changeCounter) Close() error {
-	c.wal.close()
-	return errors.Join(c.read.Close(), c.conn.Close())
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	if c.held == nil {
+		return nil
+	}
+	err := c.held.close()
+	c.held = nil
+	return err
 }

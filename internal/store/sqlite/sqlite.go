@@ -8,6 +8,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
@@ -31,6 +33,8 @@ type Options struct {
 	// with a *schema.BehindError naming them, and a file that does not
 	// exist, rather than create one (pds serve --migrate=false).
 	KeepSchema bool
+	// Log takes what the store says of the faults it mends; nil discards.
+	Log *slog.Logger
 }
 
 // Open opens (creating if needed) the SQLite file at path and applies the
@@ -50,38 +54,42 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 	if err != nil {
 		return nil, err
 	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	conns, err := newConnections(log)
+	if err != nil {
+		return nil, err
+	}
 	// The writer does not sleep in SQLite's busy wait: the group committer
-	// polls for the write lock itself (sqlstore's committer.begin).
-	w, err := sql.Open("sqlite", dsn(path, false, 0))
-	if err != nil {
-		return nil, err
-	}
-	// One writer: SQLite allows one write transaction at a time anyway, and a
-	// single connection turns contention into queueing instead of SQLITE_BUSY.
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxIdleTime(0)
-	r, err := sql.Open("sqlite", dsn(path, true, busyTimeout))
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
+	// polls for the write lock itself (sqlstore's committer.begin). One
+	// writer: SQLite allows one write transaction at a time anyway, and a
+	// single connection turns contention into queueing instead of
+	// SQLITE_BUSY.
+	w := conns.pool(dsn(path, false, 0), 1, 1)
 	// One more than the readers: the change counter holds one (keysync.go).
 	n := max(4, runtime.NumCPU()) + 1
-	r.SetMaxOpenConns(n)
-	r.SetMaxIdleConns(n)
-	st := sqlstore.New(Dialect, r, w, isUniqueViolation)
+	r := conns.pool(dsn(path, true, busyTimeout), n, n)
+	d := Dialect
+	d.Unavailable = func(err error) domain.Cause {
+		if walIndexCutShort(err) {
+			conns.reset()
+		}
+		return unavailable(err)
+	}
+	st := sqlstore.New(d, r, w, isUniqueViolation)
 	keys, err := newChangeCounter(ctx, st, r, path)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
+	conns.holding(keys.letGo)
 	st.CacheKeys(keys)
 	st.CachePersons(keys)
-	ckpt, err := startCheckpointer(path, st.BetweenWrites)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
+	st.CloseAfter(keys.wal)
+	// The checkpointer checkpoints on a connection of its own.
+	ckpt := startCheckpointer(conns.pool(dsn(path, false, busyTimeout), 1, 1), st.BetweenWrites, conns.reset)
 	st.CloseWith(ckpt)
 	// An erasure a crash interrupted between its chunks is finished before
 	// anything is served: its person ends erased, never half.

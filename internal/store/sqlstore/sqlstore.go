@@ -201,8 +201,9 @@ type Store struct {
 	gc *committer
 	// folder folds timeline deltas into their buckets in the background.
 	folder *folder
-	// closers are the engine's background work, stopped first by Close.
-	closers []io.Closer
+	// closers are the engine's background work, stopped first by Close;
+	// afterClose what the engine lets go of once the pools are closed.
+	closers, afterClose []io.Closer
 	// personReads are the dialect's statements reading one person whole.
 	personReads personReads
 	// keys caches keys read by hash, when the engine turned it on (CacheKeys).
@@ -251,6 +252,10 @@ func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 // database) first.
 func (s *Store) CloseWith(c io.Closer) { s.closers = append(s.closers, c) }
 
+// CloseAfter has Close close c once the pools are closed: what must outlive
+// every connection to the database (SQLite's WAL index descriptor).
+func (s *Store) CloseAfter(c io.Closer) { s.afterClose = append(s.afterClose, c) }
+
 // BetweenWrites runs fn on the writer's pool between two of its write
 // transactions and in none (with group commit: after the batch under way,
 // before the next), so that fn meets no write in progress on the writer's
@@ -270,12 +275,18 @@ func (s *Store) SharesBudgets() bool { return s.dialect.SharedBudgets }
 // Engine names the engine.
 func (s *Store) Engine() string { return s.dialect.Name }
 
-// Ping checks both pools.
+// Ping reads a row through each pool. A read, where a ping of the driver
+// would only check a connection, meets what keeps the database from
+// serving: SQLite's files failing their reads (its WAL index cut short,
+// the disk's I/O errors).
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.r.PingContext(ctx); err != nil {
-		return err
+	for _, db := range []*sql.DB{s.r, s.w} {
+		var n int64
+		if err := db.QueryRowContext(ctx, `SELECT n FROM key_changes WHERE id = 1`).Scan(&n); err != nil {
+			return err
+		}
 	}
-	return s.w.PingContext(ctx)
+	return nil
 }
 
 // Classify returns err as a *domain.UnavailableError when it says the
@@ -335,6 +346,9 @@ func (s *Store) Close() error {
 	err = errors.Join(err, s.r.Close())
 	if s.w != s.r {
 		err = errors.Join(err, s.w.Close())
+	}
+	for _, c := range s.afterClose {
+		err = errors.Join(err, c.Close())
 	}
 	return err
 }

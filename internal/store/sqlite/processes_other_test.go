@@ -1,0 +1,5 @@
+//go:build !unix
+
+package sqlite
+
+func walIndexInUse(string) (bool, error) { return true, nil }
