@@ -18,39 +18,45 @@ import (
 //
 //   - PASSIVE checkpoints run beside the writer and its readers, never
 //     waiting for either; each copies what was committed since the last one.
+//     One runs every checkpointEvery.
 //   - A WAL that keeps receiving commits is never wholly copied at the
 //     moment the writer begins, so SQLite never starts writing it from its
 //     beginning again and it would grow for as long as the load lasts. Past
 //     restartFrames, PASSIVE checkpoints follow each other until one finds
 //     little new (catchUpFrames), and then a RESTART checkpoint copies that
 //     little and has the next write start the WAL over.
+//   - The WAL's length is watched every watchEvery through the WAL index's
+//     header, which every commit rewrites (walIndex.frames, a read of
+//     shared memory), so that a burst of writes starts the catch-up as soon
+//     as it passes restartFrames rather than at the next tick: under 16
+//     writers the WAL took 8,000-10,000 frames (35-40 MB) a second, and at
+//     one look a second it reached 90-140 MB before each restart.
 //
 // The RESTART holds the write lock while it copies and syncs, so it runs on
 // the writer's own connection, between two of its transactions
-// (sqlstore.Store.BetweenWrites), right after the PASSIVE ones caught up.
-// Run on the checkpointer's connection, it waited (SQLite's busy handler,
-// sleeping up to 100 ms between tries) for a moment when the writer held no
-// transaction, which under steady writes came seconds later; by then the
-// WAL had grown as much again, and the writes queued behind the checkpoint
-// while it copied and synced all of that. On a 1M-person file with 32
-// connections appending breadcrumbs, those RESTARTs took 0.3-2.9 s with
-// 50,000-117,000 frames in the WAL, and the appends' p99 was 198-301 ms;
-// after one PASSIVE only, the writer's RESTART still took 92-217 ms (the
-// sync behind the PASSIVE's large copy); after the catch-up, 5-25 ms, and
-// the p99 was 54-73 ms (pdsbench row 8, in turns).
+// (sqlstore.Store.BetweenWrites), right after the PASSIVE ones caught up:
+// run on the checkpointer's connection, it waited in SQLite's busy handler
+// for a moment when the writer held no transaction, while the WAL grew as
+// much again.
+//
+// A WAL that grew long anyway (a read transaction of minutes, an export,
+// keeps every frame after its snapshot from being copied) is cut back to
+// walSizeLimit when it starts over (journal_size_limit), so the file does
+// not keep the size of its longest excursion.
 //
 // Durability does not depend on checkpoints: a commit is synced in the WAL
 // before it is acknowledged (synchronous=FULL), and SQLite recovers the WAL
-// into the database after a crash.
-//
-// Each checkpoint ends by syncing the database file, and a commit waiting
-// on its WAL sync behind that one is a slow write: at 10 a second (every
-// 100 ms), on a 1M-person SQLite file, the p99 of a sequential Append
-// Breadcrumb was 9.1 ms against 4.1 ms at one a second (medians of three
-// interleaved pairs), with the p50 unchanged.
+// into the database after a crash. Each checkpoint ends by syncing the
+// database file, and a commit waiting on its WAL sync behind that one is a
+// slow write, which is why the PASSIVE ones are not run more often.
 const (
 	checkpointEvery  = time.Second
-	walRestartFrames = 16384 // 64 MiB of 4 KiB pages
+	watchEvery       = 50 * time.Millisecond
+	walRestartFrames = 8192 // 32 MiB of 4 KiB pages
+	// walSizeLimit is journal_size_limit: above restartFrames and the
+	// frames a catch-up lets in, so that a WAL of the usual length is
+	// not cut and grown again at every restart.
+	walSizeLimit = 48 << 20
 	// catchUpFrames: a PASSIVE checkpoint that found fewer new frames
 	// than this has caught up; catchUpRounds bounds the PASSIVE ones
 	// before a RESTART.
@@ -64,13 +70,18 @@ type betweenWrites func(context.Context, func(context.Context, *sql.DB) error) e
 
 type checkpointer struct {
 	db *sql.DB
+	// wal is the WAL index whose header gives the WAL's length between
+	// ticks (nil: every tick checks, through a checkpoint).
+	wal *walIndex
 	// onWriter runs the RESTART checkpoints.
 	onWriter betweenWrites
 	// cutShort is called when a checkpoint found the WAL index cut short
 	// by another process (connections.reset): the store recovers within a
 	// tick, without waiting for a request to meet it.
 	cutShort func()
-	// restartFrames is walRestartFrames but in tests.
+	// every and restartFrames are checkpointEvery and walRestartFrames
+	// but in tests.
+	every         time.Duration
 	restartFrames int
 	quit          chan struct{}
 	done          chan struct{}
@@ -80,8 +91,12 @@ type checkpointer struct {
 // startCheckpointer checkpoints on db, a pool of one connection to the
 // file, every checkpointEvery until close, restarting the WAL on the
 // writer's connection through onWriter.
-func startCheckpointer(db *sql.DB, onWriter betweenWrites, cutShort func()) *checkpointer {
-	c := &checkpointer{db: db, onWriter: onWriter, cutShort: cutShort, restartFrames: walRestartFrames,
+func startCheckpointer(db *sql.DB, wal *walIndex, onWriter betweenWrites, cutShort func()) *checkpointer {
+	return startCheckpointerEvery(db, wal, onWriter, cutShort, checkpointEvery, walRestartFrames)
+}
+
+func startCheckpointerEvery(db *sql.DB, wal *walIndex, onWriter betweenWrites, cutShort func(), every time.Duration, restartFrames int) *checkpointer {
+	c := &checkpointer{db: db, wal: wal, onWriter: onWriter, cutShort: cutShort, every: every, restartFrames: restartFrames,
 		quit: make(chan struct{}), done: make(chan struct{})}
 	go c.loop()
 	return c
@@ -89,13 +104,18 @@ func startCheckpointer(db *sql.DB, onWriter betweenWrites, cutShort func()) *che
 
 func (c *checkpointer) loop() {
 	defer close(c.done)
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
+	watch := time.NewTicker(watchEvery)
+	defer watch.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-c.quit:
 			return
-		case <-t.C:
+		case now := <-watch.C:
+			if now.Sub(last) < c.every && !c.walLong() {
+				continue
+			}
+			last = now
 			// An error (a busy database file, say) is retried on the next
 			// tick: what a checkpoint does not copy stays in the WAL.
 			if _, err := c.checkpoint(context.Background()); walIndexCutShort(err) && c.cutShort != nil {
@@ -103,6 +123,13 @@ func (c *checkpointer) loop() {
 			}
 		}
 	}
+}
+
+// walLong says whether the WAL index's header counts restartFrames frames
+// or more in the WAL.
+func (c *checkpointer) walLong() bool {
+	n, ok := c.wal.frames()
+	return ok && n >= c.restartFrames
 }
 
 // walState is what a checkpoint reports: the frames in the WAL and how many

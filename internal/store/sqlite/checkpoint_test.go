@@ -33,7 +33,7 @@ func TestWriterLeavesCheckpointsToTheCheckpointer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cdb.SetMaxOpenConns(1)
-	c := startCheckpointer(cdb, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+	c := startCheckpointer(cdb, nil, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
 		return fn(ctx, w)
 	}, nil)
 	c.stop.Do(func() { close(c.quit) })
@@ -103,7 +103,7 @@ func TestWALStartsOverWhileWritesGoOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	cdb.SetMaxOpenConns(1)
-	c := startCheckpointer(cdb, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+	c := startCheckpointer(cdb, nil, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
 		onWriter.Add(1)
 		return st.(*sqlstore.Store).BetweenWrites(ctx, fn)
 	}, nil)
@@ -154,10 +154,12 @@ func TestWALStartsOverWhileWritesGoOn(t *testing.T) {
 	// The store's own checkpointer runs beside this one (a PASSIVE every
 	// second) and may copy the whole WAL in a pause between commits, after
 	// which the next commit starts it over by itself: the checkpoint is run
-	// until one finds the WAL past restartFrames and restarts it.
+	// until one finds the WAL past restartFrames and restarts it, for as
+	// long as the test's deadline allows: how many tries that takes
+	// depends on the machine's other work.
 	var restartedAt, after walState
 	restartedAt.frames = -1
-	for range 100 {
+	for ctx.Err() == nil {
 		calls := onWriter.Load()
 		got, err := c.checkpoint(ctx)
 		if err != nil {
@@ -191,5 +193,52 @@ func TestWALStartsOverWhileWritesGoOn(t *testing.T) {
 	}
 	if got := int64(len(accounts)); got < acknowledged.Load() {
 		t.Errorf("%d accounts kept of %d acknowledged", got, acknowledged.Load())
+	}
+}
+
+// TestCheckpointerWatchesTheWALsLength: a WAL that passes restartFrames
+// between two ticks is started over without waiting for the next one: the
+// checkpointer watches its length in the WAL index's header.
+func TestCheckpointerWatchesTheWALsLength(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "pds.db")
+	w, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	if _, err := w.ExecContext(ctx, `CREATE TABLE filler (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	wal := openWALIndex(path)
+	if wal == nil {
+		t.Fatal("no WAL index")
+	}
+	defer wal.Close()
+	cdb, err := sql.Open("sqlite", dsn(path, false, busyTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cdb.SetMaxOpenConns(1)
+	// The only checkpointer, and its tick an hour away.
+	c := startCheckpointerEvery(cdb, wal, func(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+		return fn(ctx, w)
+	}, nil, time.Hour, 300)
+	defer c.Close()
+	for i := 0; ; i++ {
+		if _, err := w.ExecContext(ctx, `INSERT INTO filler VALUES (?)`, []byte(strings.Repeat("x", 5000))); err != nil {
+			t.Fatal(err)
+		}
+		n, ok := wal.frames()
+		if ok && i > 300 && n < 300 {
+			// Past restartFrames (a commit writes two pages or more)
+			// and started over since.
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the WAL holds %d frames after %d commits, with restartFrames 300 and no tick", n, i)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 	st.CachePersons(keys)
 	st.CloseAfter(keys.wal)
 	// The checkpointer checkpoints on a connection of its own.
-	ckpt := startCheckpointer(conns.pool(dsn(path, false, busyTimeout), 1, 1), st.BetweenWrites, conns.reset)
+	ckpt := startCheckpointer(conns.pool(dsn(path, false, busyTimeout), 1, 1), keys.wal, st.BetweenWrites, conns.reset)
 	st.CloseWith(ckpt)
 	// An erasure a crash interrupted between its chunks is finished before
 	// anything is served: its person ends erased, never half.
@@ -156,8 +156,10 @@ func dsn(path string, readOnly bool, busyMS int) string {
 		q.Add("_pragma", "query_only(ON)")
 	} else {
 		q.Set("_txlock", "immediate")
-		// The checkpointer copies the WAL into the file (checkpoint.go).
+		// The checkpointer copies the WAL into the file (checkpoint.go),
+		// and a WAL that starts over is cut back to walSizeLimit.
 		q.Add("_pragma", "wal_autocheckpoint(0)")
+		q.Add("_pragma", "journal_size_limit("+strconv.Itoa(walSizeLimit)+")")
 	}
 	return "file:" + path + "?" + q.Encode()
 }

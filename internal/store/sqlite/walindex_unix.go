@@ -130,6 +130,16 @@ func (w *walIndex) header() (h walHeader, ok bool) {
 	return h, h[0] == walIndexVersion
 }
 
+// frames is the header's mxFrame: the frames committed to the WAL since it
+// last started over.
+func (w *walIndex) frames() (int, bool) {
+	h, ok := w.header()
+	return int(h[walHeaderMaxFrame]), ok
+}
+
+// walHeaderMaxFrame is the word of the header that holds mxFrame.
+const walHeaderMaxFrame = 4
+
 // Close lets go of the mapping, and of the descriptor once no store of
 // this process uses the file: it runs after the store's connections are
 // closed (sqlstore.Store.CloseAfter).
