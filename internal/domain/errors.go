@@ -4,6 +4,7 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. The HTTP layer maps each to one status code.
@@ -42,6 +43,24 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string { return e.Detail }
+
+// Invalid is the ValidationError of one or more invalid members. Each
+// member's sentence is said once: with one member it is the detail too;
+// with several the detail names them and errors says why for each.
+func Invalid(errs ...FieldError) *ValidationError {
+	if len(errs) == 1 {
+		return &ValidationError{Detail: errs[0].Detail, Errors: errs}
+	}
+	names := make([]string, len(errs))
+	for i, e := range errs {
+		names[i] = e.Pointer
+		if e.Parameter != "" {
+			names[i] = e.Parameter
+		}
+	}
+	return &ValidationError{Detail: fmt.Sprintf("%d members are invalid: %s; errors says why each one is.", len(errs), strings.Join(names, ", ")),
+		Errors: errs}
+}
 
 // BodyError builds a ValidationError for one body field.
 func BodyError(pointer, format string, args ...any) *ValidationError {

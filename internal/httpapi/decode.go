@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -99,7 +100,7 @@ func decodeMembers(what string, text []byte, dst any) error {
 		return &domain.ValidationError{Detail: what + " must be a JSON object."}
 	}
 	if err := json.Unmarshal(text, dst, json.RejectUnknownMembers(true)); err != nil {
-		return jsonError(what, err)
+		return jsonError(what, text, err)
 	}
 	return nil
 }
@@ -117,8 +118,9 @@ func checkContentType(ct string) error {
 	return nil
 }
 
-// jsonError turns a decoding error into a 400 that points at the member.
-func jsonError(what string, err error) error {
+// jsonError turns a decoding error of text into a 400 that points at the
+// member, or at the line and column where the text stops being JSON.
+func jsonError(what string, text []byte, err error) error {
 	var (
 		syn *jsontext.SyntacticError
 		sem *json.SemanticError
@@ -137,7 +139,8 @@ func jsonError(what string, err error) error {
 		case errors.Is(syn.Err, io.ErrUnexpectedEOF):
 			return &domain.ValidationError{Detail: what + " is not valid JSON: it ends too early."}
 		}
-		return &domain.ValidationError{Detail: what + " is not valid JSON: " + syn.Err.Error() + "."}
+		line, col := position(text, syn.ByteOffset)
+		return &domain.ValidationError{Detail: fmt.Sprintf("%s is not valid JSON at line %d, column %d: %s.", what, line, col, syn.Err.Error())}
 	case errors.As(err, &sem):
 		ptr := orRoot(string(sem.JSONPointer))
 		if errors.Is(sem.Err, json.ErrUnknownName) {
@@ -188,4 +191,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	w.WriteHeader(status)
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// position is the 1-based line and column (in characters) of a byte
+// offset into text.
+func position(text []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(text)))
+	before := text[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return line, col
 }

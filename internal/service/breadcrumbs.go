@@ -26,10 +26,13 @@ func CheckBreadcrumbRefs(in domain.BreadcrumbInput) error {
 		}
 	}
 	if in.PersonID == nil && !in.Identifiers().Any() {
-		d := "A breadcrumb needs its person: person_id, or at least one of external_id, email, f_id."
-		return &domain.ValidationError{Detail: d, Errors: []domain.FieldError{
-			{Pointer: "/person_id", Detail: d}, {Pointer: "/external_id", Detail: d}, {Pointer: "/email", Detail: d}, {Pointer: "/f_id", Detail: d},
-		}}
+		// Each member the person may come from is pointed at, so that a
+		// form marks all four; the sentence is said once.
+		errs := make([]domain.FieldError, 0, 4)
+		for _, m := range []string{"person_id", "external_id", "email", "f_id"} {
+			errs = append(errs, domain.FieldError{Pointer: "/" + m, Detail: m + " is not given (nor any other of the four)."})
+		}
+		return &domain.ValidationError{Detail: "A breadcrumb needs its person: person_id, or at least one of external_id, email and f_id.", Errors: errs}
 	}
 	return nil
 }

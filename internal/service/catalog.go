@@ -40,16 +40,13 @@ func (p *Problems) Add(pointer, format string, args ...any) {
 	p.errs = append(p.errs, domain.FieldError{Pointer: pointer, Detail: fmt.Sprintf(format, args...)})
 }
 
-// Err is nil when nothing was added, else a *domain.ValidationError.
+// Err is nil when nothing was added, else a *domain.ValidationError
+// (domain.Invalid: each sentence once).
 func (p *Problems) Err() error {
 	if len(p.errs) == 0 {
 		return nil
 	}
-	details := make([]string, len(p.errs))
-	for i, e := range p.errs {
-		details[i] = e.Detail
-	}
-	return &domain.ValidationError{Detail: strings.Join(details, " "), Errors: p.errs}
+	return domain.Invalid(p.errs...)
 }
 
 // Required records a missing member.
@@ -97,10 +94,19 @@ func (p *Problems) Text(pointer string, value *string) {
 	}
 }
 
-// EnumDetail says that a member or query parameter is outside its enumeration.
+// EnumDetail says that a member or query parameter is outside its
+// enumeration: a near miss is named, and a long enumeration (the 68
+// flavors) is left to the contract rather than listed.
 func EnumDetail(name, value string, allowed []string) string {
-	return fmt.Sprintf("%s must be one of %s; got %q.", name, strings.Join(allowed, ", "), value)
+	if len(allowed) > maxListedChoices {
+		return fmt.Sprintf("%s %q is not one of the %d values of %s (the contract, GET /openapi.json, lists them).%s",
+			name, value, len(allowed), name, domain.DidYouMean(value, allowed))
+	}
+	return fmt.Sprintf("%s must be %s; got %q.%s", name, domain.Choices(allowed), value, domain.DidYouMean(value, allowed))
 }
+
+// maxListedChoices bounds the values a message lists.
+const maxListedChoices = 12
 
 // NewTag validates a Create Tag request and builds the tag.
 func NewTag(accountID string, name, tagContext *string, now time.Time) (domain.Tag, error) {

@@ -40,12 +40,12 @@ func CustomValueChanges(in domain.Opt[map[string]json.RawMessage], live map[stri
 	}
 	sort.Strings(keys)
 	var out []ValueChange
-	bad := &domain.ValidationError{}
+	var bad []domain.FieldError
 	for _, k := range keys {
 		ptr := "/custom_fields/" + escapePointer(k)
 		f, ok := live[k]
 		if !ok {
-			bad.Errors = append(bad.Errors, domain.FieldError{Pointer: ptr,
+			bad = append(bad, domain.FieldError{Pointer: ptr,
 				Detail: fmt.Sprintf("custom field %q is not a Person custom field of this account (unknown or archived).", k)})
 			continue
 		}
@@ -56,18 +56,14 @@ func CustomValueChanges(in domain.Opt[map[string]json.RawMessage], live map[stri
 		}
 		v, err := domain.StoreCustomValue(f.DataType, raw)
 		if err != nil {
-			bad.Errors = append(bad.Errors, domain.FieldError{Pointer: ptr,
+			bad = append(bad, domain.FieldError{Pointer: ptr,
 				Detail: fmt.Sprintf("custom field %q (%s) %s.", k, f.DataType, err)})
 			continue
 		}
 		out = append(out, ValueChange{FieldID: f.ID, Key: k, Value: &v})
 	}
-	if len(bad.Errors) > 0 {
-		bad.Detail = bad.Errors[0].Detail
-		if len(bad.Errors) > 1 {
-			bad.Detail = fmt.Sprintf("%d custom field values are not accepted; see errors.", len(bad.Errors))
-		}
-		return nil, bad
+	if len(bad) > 0 {
+		return nil, domain.Invalid(bad...)
 	}
 	return out, nil
 }

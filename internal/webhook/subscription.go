@@ -29,11 +29,11 @@ func (s Settings) CheckSubscription(ctx context.Context, f domain.WebhookUpdate)
 	}
 	if f.Events != nil {
 		if len(f.Events) == 0 {
-			return domain.BodyError("/events", "events must list at least one of person.created and person.updated.")
+			return domain.BodyError("/events", "events must list at least one of %s.", domain.Choices(domain.WebhookEvents))
 		}
 		for i, e := range f.Events {
 			if !slices.Contains(domain.WebhookEvents, e) {
-				return domain.BodyError("/events", "events[%d] is %q; the events are person.created and person.updated.", i, e)
+				return domain.BodyError("/events", "events[%d] is %q; the events are %s.%s", i, e, domain.Choices(domain.WebhookEvents), domain.DidYouMean(e, domain.WebhookEvents))
 			}
 			if slices.Contains(f.Events[:i], e) {
 				return domain.BodyError("/events", "events lists %q twice.", e)
@@ -41,7 +41,8 @@ func (s Settings) CheckSubscription(ctx context.Context, f domain.WebhookUpdate)
 		}
 	}
 	if f.SignatureScheme != nil && !slices.Contains(domain.SignatureSchemes, *f.SignatureScheme) {
-		return domain.BodyError("/signature_scheme", "signature_scheme is %q; the schemes are pds and standard-webhooks.", *f.SignatureScheme)
+		return domain.BodyError("/signature_scheme", "signature_scheme is %q; the schemes are %s.%s", *f.SignatureScheme,
+			domain.Choices(domain.SignatureSchemes), domain.DidYouMean(*f.SignatureScheme, domain.SignatureSchemes))
 	}
 	if f.TargetURL != nil {
 		if len(*f.TargetURL) > maxTargetURL {
