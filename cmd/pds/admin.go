@@ -3,24 +3,20 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
 )
 
-func (e cmdEnv) accounts(args []string) error {
-	if len(args) == 0 {
-		return usageError{errors.New("accounts: say create or list")}
-	}
-	fs, c := e.newFlags("accounts " + args[0])
-	switch args[0] {
-	case "create":
-		name := fs.String("name", "", "account name (required)")
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
+func (e cmdEnv) accountsCreate(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
+	name := fs.String("name", "", "account name (required)")
+	return func([]string) error {
 		if strings.TrimSpace(*name) == "" {
 			return usageError{errors.New("accounts create: --name is required; e.g. --name acme")}
 		}
@@ -38,10 +34,12 @@ func (e cmdEnv) accounts(args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "Created account %s (%s).\n", a.ID, a.Name)
 		return nil
-	case "list":
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
+	}
+}
+
+func (e cmdEnv) accountsList(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
+	return func([]string) error {
 		st, err := openStore(e.ctx, c)
 		if err != nil {
 			return err
@@ -65,28 +63,20 @@ func (e cmdEnv) accounts(args []string) error {
 		e.table("ID\tNAME\tCREATED", rows)
 		return nil
 	}
-	return usageError{fmt.Errorf("accounts: unknown subcommand %q; say create or list", args[0])}
 }
 
 func accountJSON(a domain.Account) map[string]any {
 	return map[string]any{"id": a.ID, "name": a.Name, "created_at": domain.T(a.CreatedAt)}
 }
 
-func (e cmdEnv) keys(args []string) error {
-	if len(args) == 0 {
-		return usageError{errors.New("keys: say create, list or revoke")}
-	}
-	fs, c := e.newFlags("keys " + args[0])
-	switch args[0] {
-	case "create":
-		account := fs.String("account", "", "account id (required)")
-		scopes := fs.String("scopes", "", "comma-separated scopes, or all (required)")
-		name := fs.String("name", "", "service name shown by GET /me")
-		expiresIn := fs.Duration("expires-in", 0, "lifetime as a Go duration (90s, 720h); none by default")
-		rate := fs.Int("rate-limit", 0, "requests per minute for this key; the server default when 0")
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
+func (e cmdEnv) keysCreate(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
+	account := fs.String("account", "", "account id (required)")
+	scopes := fs.String("scopes", "", "comma-separated scopes, or all (required)")
+	name := fs.String("name", "", "service name shown by GET /me")
+	expiresIn := fs.Duration("expires-in", 0, "lifetime as a Go duration (90s, 720h); none by default")
+	rate := fs.Int("rate-limit", 0, "requests per minute for this key; the server default when 0")
+	return func([]string) error {
 		if *account == "" {
 			return usageError{errors.New("keys create: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 		}
@@ -118,11 +108,13 @@ func (e cmdEnv) keys(args []string) error {
 		fmt.Fprintf(e.stdout, "Created key %s for account %s with scopes %s.\n", k.ID, k.AccountID, strings.Join(scopeStrings(k.Scopes), ","))
 		fmt.Fprintf(e.stdout, "The key is shown once; store it now:\n\n  %s\n\n", full)
 		return nil
-	case "list":
-		account := fs.String("account", "", "account id (required)")
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
+	}
+}
+
+func (e cmdEnv) keysList(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
+	account := fs.String("account", "", "account id (required)")
+	return func([]string) error {
 		if *account == "" {
 			return usageError{errors.New("keys list: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 		}
@@ -150,33 +142,42 @@ func (e cmdEnv) keys(args []string) error {
 			} else if !k.Usable(time.Now()) {
 				state = "expired"
 			}
-			rows[i] = []string{k.ID, k.Prefix + "…" + k.LastFour, state, strings.Join(scopeStrings(k.Scopes), ",")}
+			rows[i] = []string{k.ID, orDash(k.Name), k.Prefix + "…" + k.LastFour, state, scopesLabel(k.Scopes),
+				timeOrDash(k.ExpiresAt, "never"), timeOrDash(k.LastUsedAt, "never")}
 		}
-		e.table("ID\tKEY\tSTATE\tSCOPES", rows)
+		e.table("ID\tNAME\tKEY\tSTATE\tSCOPES\tEXPIRES\tLAST USED", rows)
 		return nil
-	case "revoke":
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return usageError{errors.New("keys revoke: give exactly one KEY_ID (pds keys list)")}
-		}
+	}
+}
+
+func (e cmdEnv) keysRevoke(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
+	return func(args []string) error {
 		st, err := openStore(e.ctx, c)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		id := fs.Arg(0)
-		if err := st.RevokeKey(e.ctx, id, time.Now().UTC()); err != nil {
+		id := args[0]
+		now := time.Now().UTC()
+		revokedAt, err := st.RevokeKey(e.ctx, id, now)
+		if errors.Is(err, domain.ErrNotFound) {
+			return noKeyError{id}
+		}
+		if err != nil {
 			return err
 		}
+		already := revokedAt.Before(now.Truncate(time.Millisecond))
 		if c.json {
-			return e.printJSON(map[string]any{"id": id, "revoked": true})
+			return e.printJSON(map[string]any{"id": id, "revoked": true, "revoked_at": domain.T(revokedAt), "already_revoked": already})
+		}
+		if already {
+			fmt.Fprintf(e.stdout, "Key %s was already revoked, at %s; nothing changed.\n", id, revokedAt.Format(time.RFC3339))
+			return nil
 		}
 		fmt.Fprintf(e.stdout, "Revoked key %s.\n", id)
 		return nil
 	}
-	return usageError{fmt.Errorf("keys: unknown subcommand %q; say create, list or revoke", args[0])}
 }
 
 func keyJSON(k domain.APIKey) map[string]any {
@@ -194,4 +195,38 @@ func scopeStrings(sc []domain.Scope) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// orDash is a name, or "-" for none.
+func orDash(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	return *s
+}
+
+// timeOrDash is a time to the second, or none when there is no time.
+func timeOrDash(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// noKeyError names a key no account holds.
+type noKeyError struct{ id string }
+
+func (e noKeyError) Error() string {
+	return fmt.Sprintf("keys revoke: there is no key %q (pds keys list --account ID lists an account's keys)", e.id)
+}
+
+func (e noKeyError) Is(target error) bool { return target == domain.ErrNotFound }
+
+// scopesLabel lists a key's scopes for a table: "all" when it holds every
+// one, as --scopes all minted it.
+func scopesLabel(sc []domain.Scope) string {
+	if len(sc) == len(domain.AllScopes) && !slices.ContainsFunc(domain.AllScopes, func(s domain.Scope) bool { return !slices.Contains(sc, s) }) {
+		return "all"
+	}
+	return strings.Join(scopeStrings(sc), ",")
 }

@@ -40,8 +40,11 @@ func TestAccountsAndKeys(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
-		if out, err := pds(t, "migrate", "--database", db); err != nil || !strings.Contains(out, "applied") {
+		if out, err := pds(t, "migrate", "--database", db); err != nil || !strings.Contains(out, "Applied ") {
 			t.Fatalf("migrate: %v %s", err, out)
+		}
+		if out, err := pds(t, "migrate", "--database", db); err != nil || !strings.Contains(out, "up to date: no migration was pending") {
+			t.Fatalf("migrate again: %v %s", err, out)
 		}
 		var acc struct{ ID, Name string }
 		pdsJSON(t, &acc, "accounts", "create", "--name", "acme", "--database", db)

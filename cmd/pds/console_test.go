@@ -124,3 +124,22 @@ func TestConsoleLinkSignsInOnce(t *testing.T) {
 		t.Fatalf("after revoking the link's key: %d", code)
 	}
 }
+
+// TestConsoleLinkNamesTheServer: without --public-url, the link names the
+// server the last pds serve on the database started as, not a default.
+func TestConsoleLinkNamesTheServer(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "pds.db")
+	var acc struct{ ID string }
+	pdsJSON(t, &acc, "accounts", "create", "--name", "ops", "--database", db)
+	startServer(t, "--database", db, "--public-url", "https://pds.example.test:9443/")
+	var link struct{ Link string }
+	pdsJSON(t, &link, "console", "link", "--account", acc.ID, "--database", db)
+	if !strings.HasPrefix(link.Link, "https://pds.example.test:9443/console/link/") {
+		t.Fatalf("link %q, want one on the server's public URL", link.Link)
+	}
+	pdsJSON(t, &link, "console", "link", "--account", acc.ID, "--database", db, "--public-url", "http://127.0.0.1:1234")
+	if !strings.HasPrefix(link.Link, "http://127.0.0.1:1234/console/link/") {
+		t.Fatalf("link %q, want one on --public-url", link.Link)
+	}
+}

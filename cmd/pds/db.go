@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
+	"github.com/pds-dev/pds/internal/store/schema"
 	"github.com/pds-dev/pds/internal/store/sqlite"
 )
 
@@ -64,27 +69,81 @@ func (e noAccountError) Error() string {
 
 func (e noAccountError) Is(target error) bool { return target == domain.ErrNotFound }
 
-func (e cmdEnv) migrate(args []string) error {
-	fs, c := e.newFlags("migrate")
-	if err := parse(fs, args); err != nil {
-		return err
+func (e cmdEnv) migrate(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
+	return func([]string) error {
+		if err := checkDatabases(c); err != nil {
+			return err
+		}
+		target := c.database
+		if c.direct != "" {
+			target = c.direct
+		}
+		pending := pendingMigrations(e.ctx, target)
+		var err error
+		if isPostgres(target) {
+			err = postgres.Migrate(e.ctx, target)
+		} else {
+			err = sqlite.Migrate(e.ctx, target)
+		}
+		if err != nil {
+			return err
+		}
+		if c.json {
+			out := map[string]any{"migrated": true}
+			if pending >= 0 {
+				out["applied"] = pending
+			}
+			return e.printJSON(out)
+		}
+		switch {
+		case pending == 0:
+			fmt.Fprintln(e.stdout, "The database is up to date: no migration was pending.")
+		case pending > 0:
+			fmt.Fprintf(e.stdout, "Applied %s.\n", plural(pending, "migration", "migrations"))
+		default:
+			fmt.Fprintln(e.stdout, "Migrations applied.")
+		}
+		return nil
 	}
-	err := checkDatabases(c)
+}
+
+// pendingMigrations counts the migrations database lacks (all of them for
+// an SQLite file not there yet), -1 when it cannot tell: another instance
+// may migrate meanwhile, so the count is for the message only.
+func pendingMigrations(ctx context.Context, database string) int {
+	var err error
+	if isPostgres(database) {
+		err = postgres.CheckCurrent(ctx, database)
+	} else {
+		if _, serr := os.Stat(database); errors.Is(serr, fs.ErrNotExist) {
+			return sqlite.MigrationCount()
+		}
+		err = sqlite.CheckCurrent(ctx, database)
+	}
+	var behind *schema.BehindError
 	switch {
-	case err != nil:
-	case c.direct != "":
-		err = postgres.Migrate(e.ctx, c.direct)
-	case isPostgres(c.database):
-		err = postgres.Migrate(e.ctx, c.database)
-	default:
-		err = sqlite.Migrate(e.ctx, c.database)
+	case err == nil:
+		return 0
+	case errors.As(err, &behind):
+		return len(behind.Pending)
 	}
-	if err != nil {
-		return err
+	return -1
+}
+
+// fallbackPublicURL is the base of links when neither --public-url nor a
+// started server says where the server is: pds serve's own default.
+const fallbackPublicURL = "http://localhost:8080"
+
+// servedURL is the base of the links a command prints: given, or else the
+// public URL the last pds serve to start on the database recorded.
+func servedURL(ctx context.Context, st store.Store, given string) (string, error) {
+	if given != "" {
+		return strings.TrimRight(given, "/"), nil
 	}
-	if c.json {
-		return e.printJSON(map[string]any{"migrated": true})
+	url, err := st.PublicURL(ctx)
+	if err != nil || url == "" {
+		return fallbackPublicURL, err
 	}
-	_, _ = e.stdout.Write([]byte("Migrations applied.\n"))
-	return nil
+	return url, nil
 }

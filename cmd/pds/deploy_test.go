@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/spf13/pflag"
 )
 
 // deployDir holds the deploy examples TestDeployExamples holds to the binary.
@@ -32,7 +32,8 @@ func commandSettings(t *testing.T, where string, args []string, env map[string]s
 	if len(args) == 0 {
 		t.Fatalf("%s: no command", where)
 	}
-	fs, common := cmdEnv{stderr: io.Discard}.newFlags(args[0])
+	fs := pflag.NewFlagSet(args[0], pflag.ContinueOnError)
+	common := commonFlagsOn(fs)
 	var cfg *serveConfig
 	switch args[0] {
 	case "serve":
@@ -41,8 +42,8 @@ func commandSettings(t *testing.T, where string, args []string, env map[string]s
 	default:
 		t.Fatalf("%s runs pds %s; the examples run pds serve and pds migrate", where, args[0])
 	}
-	byVariable := map[string]*flag.Flag{}
-	fs.VisitAll(func(f *flag.Flag) { byVariable[envName(f.Name)] = f })
+	byVariable := map[string]*pflag.Flag{}
+	fs.VisitAll(func(f *pflag.Flag) { byVariable[envName(f.Name)] = f })
 	for name, value := range env {
 		f := byVariable[name]
 		if f == nil {

@@ -2,23 +2,25 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/pflag"
 )
 
-// newFlags makes a flag set with the flags every command shares.
-func (e cmdEnv) newFlags(name string) (*flag.FlagSet, *commonFlags) {
-	fs := flag.NewFlagSet("pds "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+// commonFlagsOn declares the flags every command with a database shares.
+func commonFlagsOn(fs *pflag.FlagSet) *commonFlags {
 	c := &commonFlags{}
 	fs.StringVar(&c.database, "database", "pds.db", "SQLite file path, or a postgres:// URL")
 	fs.StringVar(&c.direct, "database-direct", "", "PostgreSQL only, optional: a postgres:// URL reaching the same database as --database "+
 		"without a pooler, for what wants a session of its own: the migrations, and the key cache's notifications")
-	fs.BoolVar(&c.json, "json", false, "machine-readable output: one JSON object")
-	return fs, c
+	jsonFlag(fs, &c.json, "machine-readable output: one JSON object")
+	return c
 }
+
+// jsonFlag declares --json.
+func jsonFlag(fs *pflag.FlagSet, v *bool, usage string) { fs.BoolVar(v, "json", false, usage) }
 
 type commonFlags struct {
 	database string
@@ -50,41 +52,6 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// flagsFirst moves flags ahead of positional arguments, so that
-// "pds keys revoke KEY_ID --json" reads like "pds keys revoke --json KEY_ID";
-// the flag package alone stops at the first positional argument.
-func flagsFirst(fs *flag.FlagSet, args []string) []string {
-	var flags, positional []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			positional = append(positional, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			positional = append(positional, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		f := fs.Lookup(name)
-		if f == nil {
-			continue // the flag package reports it
-		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			i++
-			flags = append(flags, args[i])
-		}
-	}
-	return append(append(flags, "--"), positional...)
-}
-
 // printJSON writes v as one JSON object.
 func (e cmdEnv) printJSON(v any) error {
 	enc := json.NewEncoder(e.stdout)
@@ -100,4 +67,12 @@ func (e cmdEnv) table(header string, rows [][]string) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
+}
+
+// plural is n and the noun that fits it: "1 migration", "2 migrations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

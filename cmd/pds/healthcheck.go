@@ -3,12 +3,13 @@ package main
 import (
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // healthcheckTimeout bounds the whole check; /readyz itself gives the
@@ -20,44 +21,39 @@ const healthcheckTimeout = 5 * time.Second
 // HEALTHCHECK, since a scratch image has no curl. It reads the variables
 // pds serve reads, so that it finds the server the same environment
 // configured.
-func (e cmdEnv) healthcheck(args []string) error {
-	fs := flag.NewFlagSet("pds healthcheck", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	addr := fs.String("addr", ":8080", "the address pds serve listens on; the check asks 127.0.0.1 at its port (or the address itself, when it names one)")
+func (e cmdEnv) healthcheck(fs *pflag.FlagSet) func([]string) error {
+	addr := fs.String("addr", defaultAddr, "the address pds serve listens on; the check asks 127.0.0.1 at its port (or the address itself, when it names one)")
 	tlsCert := fs.String("tls-cert", "", "pds serve's certificate: when set the server speaks HTTPS only, and so does the check (without verifying the certificate: the server is this machine)")
-	asJSON := fs.Bool("json", false, "machine-readable output: one JSON object")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("pds healthcheck takes no arguments, got %q", fs.Args())}
-	}
-	url, err := readyzURL(*addr, *tlsCert != "")
-	if err != nil {
-		return err
-	}
-	status, err := getStatus(url)
-	if *asJSON {
-		out := map[string]any{"url": url, "ready": err == nil && status == http.StatusOK}
+	var asJSON bool
+	jsonFlag(fs, &asJSON, "machine-readable output: one JSON object")
+	return func([]string) error {
+		url, err := readyzURL(*addr, *tlsCert != "")
 		if err != nil {
-			out["error"] = err.Error()
-		} else {
-			out["status"] = status
+			return err
 		}
-		if perr := e.printJSON(out); perr != nil {
-			return perr
+		status, err := getStatus(url)
+		if asJSON {
+			out := map[string]any{"url": url, "ready": err == nil && status == http.StatusOK}
+			if err != nil {
+				out["error"] = err.Error()
+			} else {
+				out["status"] = status
+			}
+			if perr := e.printJSON(out); perr != nil {
+				return perr
+			}
 		}
+		if err != nil {
+			return fmt.Errorf("healthcheck: %s: %w", url, err)
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("healthcheck: %s answered %d %s", url, status, http.StatusText(status))
+		}
+		if !asJSON {
+			fmt.Fprintln(e.stdout, "ready")
+		}
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("healthcheck: %s: %w", url, err)
-	}
-	if status != http.StatusOK {
-		return fmt.Errorf("healthcheck: %s answered %d %s", url, status, http.StatusText(status))
-	}
-	if !*asJSON {
-		fmt.Fprintln(e.stdout, "ready")
-	}
-	return nil
 }
 
 // readyzURL is the /readyz of the server listening on addr, as seen from

@@ -6,12 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/service"
@@ -24,81 +25,47 @@ const maxImportLine = 1 << 20
 // maxReportedLines bounds how many bad lines one failed import lists.
 const maxReportedLines = 20
 
-// importCmd loads campaigns, projects or custom fields from JSON lines into
-// one account. Every line is validated first and the file is written in one
-// transaction: a bad line imports nothing of the file.
-func (e cmdEnv) importCmd(args []string) error {
-	if len(args) == 0 {
-		return usageError{errors.New("import: say campaigns, projects, custom-fields or persons")}
-	}
-	kind := args[0]
-	if kind == "persons" {
-		return e.importPersons(args[1:])
-	}
-	if _, ok := importHelp[kind]; !ok {
-		return usageError{fmt.Errorf("import: unknown kind %q; say campaigns, projects, custom-fields or persons", kind)}
-	}
-	fs, c := e.newFlags("import " + kind)
-	account := fs.String("account", "", "account id (required)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: pds import %s --account ID FILE (JSON lines; - reads stdin)\n\n%s\n%s\n\n",
-			kind, importHelp[kind], importCommonHelp)
-		fs.PrintDefaults()
-	}
-	files, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	if *account == "" {
-		return usageError{fmt.Errorf("import %s: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)", kind)}
-	}
-	if len(files) != 1 {
-		return usageError{fmt.Errorf("import %s: give exactly one FILE of JSON lines, or - to read stdin", kind)}
-	}
-	in, closeIn, err := e.openInput(files[0])
-	if err != nil {
-		return fmt.Errorf("import %s: %w", kind, err)
-	}
-	defer closeIn()
+// importKind loads campaigns, projects or custom fields from JSON lines
+// into one account. Every line is validated first and the file is written
+// in one transaction: a bad line imports nothing of the file.
+func (e cmdEnv) importKind(kind string) defineFunc {
+	return func(fs *pflag.FlagSet) func([]string) error {
+		c := commonFlagsOn(fs)
+		account := fs.String("account", "", "account id (required)")
+		return func(files []string) error {
+			if *account == "" {
+				return usageError{fmt.Errorf("import %s: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)", kind)}
+			}
+			in, closeIn, err := e.openInput(files[0])
+			if err != nil {
+				return fmt.Errorf("import %s: %w", kind, err)
+			}
+			defer closeIn()
 
-	st, err := openAccountStore(e.ctx, c, "import "+kind, *account)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var n int
-	switch kind {
-	case "campaigns":
-		n, err = importLines(e.ctx, in, *account, decodeCampaign, st.ImportCampaigns)
-	case "projects":
-		n, err = importLines(e.ctx, in, *account, decodeProject, st.ImportProjects)
-	case "custom-fields":
-		n, err = importLines(e.ctx, in, *account, decodeCustomField, st.ImportCustomFields)
-	}
-	if err != nil {
-		return fmt.Errorf("import %s: nothing was imported: %w", kind, err)
-	}
-	if c.json {
-		return e.printJSON(map[string]any{"imported": n, "kind": kind, "account_id": *account})
-	}
-	fmt.Fprintf(e.stdout, "Imported %d %s into account %s.\n", n, kind, *account)
-	return nil
-}
-
-// parseInterspersed parses flags that may also follow the positional
-// arguments (pds import campaigns FILE --account ID), and returns those.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	if err := parse(fs, args); err != nil {
-		return nil, err
-	}
-	var positional []string
-	for fs.NArg() > 0 {
-		positional = append(positional, fs.Arg(0))
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return nil, err
+			st, err := openAccountStore(e.ctx, c, "import "+kind, *account)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var n int
+			switch kind {
+			case "campaigns":
+				n, err = importLines(e.ctx, in, *account, decodeCampaign, st.ImportCampaigns)
+			case "projects":
+				n, err = importLines(e.ctx, in, *account, decodeProject, st.ImportProjects)
+			case "custom-fields":
+				n, err = importLines(e.ctx, in, *account, decodeCustomField, st.ImportCustomFields)
+			}
+			if err != nil {
+				return fmt.Errorf("import %s: nothing was imported: %w", kind, err)
+			}
+			if c.json {
+				return e.printJSON(map[string]any{"imported": n, "kind": kind, "account_id": *account})
+			}
+			fmt.Fprintf(e.stdout, "Imported %d %s into account %s.\n", n, kind, *account)
+			return nil
 		}
 	}
-	return positional, nil
 }
 
 func (e cmdEnv) openInput(name string) (io.Reader, func(), error) {

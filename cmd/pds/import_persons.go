@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -41,81 +42,73 @@ API. Blank lines are skipped.`
 // costs no write; the second streams the lines into the store (one
 // transaction, or a chunk at a time on SQLite). Standard input is kept in a
 // temporary file for the second pass.
-func (e cmdEnv) importPersons(args []string) error {
-	fs, c := e.newFlags("import persons")
+func (e cmdEnv) importPersons(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
 	account := fs.String("account", "", "account id (required)")
 	window := fs.Duration("webhook-window", 5*time.Minute, "coalescing window of the person events the import opens (as pds serve's)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: pds import persons --account ID FILE (JSON lines; - reads stdin)\n\n%s\n\n", importPersonsHelp)
-		fs.PrintDefaults()
-	}
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	switch {
-	case *account == "":
-		return usageError{errors.New("import persons: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
-	case len(files) != 1:
-		return usageError{errors.New("import persons: give exactly one FILE of JSON lines, or - to read stdin")}
-	case *window <= 0:
-		return positiveDuration("webhook-window", *window)
-	}
-	src, err := e.openSpooled(files[0])
-	if err != nil {
-		return fmt.Errorf("import persons: %w", err)
-	}
-	defer src.close()
+	return func(files []string) error {
+		switch {
+		case *account == "":
+			return usageError{errors.New("import persons: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
+		case *window <= 0:
+			return positiveDuration("webhook-window", *window)
+		}
+		src, err := e.openSpooled(files[0])
+		if err != nil {
+			return fmt.Errorf("import persons: %w", err)
+		}
+		defer src.close()
 
-	started := time.Now()
-	progress := e.progressOn()
-	n, err := checkPersonLines(src.f, progress)
-	if err != nil {
-		return fmt.Errorf("import persons: nothing was imported: %w", err)
+		started := time.Now()
+		progress := e.progressOn()
+		n, err := checkPersonLines(src.f, progress)
+		if err != nil {
+			return fmt.Errorf("import persons: nothing was imported: %w", err)
+		}
+		st, err := openAccountStore(e.ctx, c, "import persons", *account)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if _, err := src.f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		var bar *progressbar.ProgressBar
+		if progress != nil && n > 0 {
+			bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("importing"),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("persons"),
+				progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
+				progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
+		}
+		res, err := st.ImportPersons(e.ctx, *account, readAhead(personLines(src.f, bar), 512), store.Write{Now: time.Now().UTC(), Window: *window,
+			Later: func() time.Time { return time.Now().UTC() }})
+		if bar != nil {
+			_ = bar.Clear()
+		}
+		if err != nil && res.ImportedThrough > 0 {
+			return fmt.Errorf("import persons: lines 1 to %d were imported (%d created, %d updated, %d unchanged), none after them: %w; "+
+				"import the rest from line %d on (for example: tail -n +%d FILE)",
+				res.ImportedThrough, res.Created, res.Updated, res.Unchanged, err, res.ImportedThrough+1, res.ImportedThrough+1)
+		}
+		if err != nil {
+			return fmt.Errorf("import persons: nothing was imported: %w", err)
+		}
+		if res.AnalyzeErr != nil {
+			fmt.Fprintf(e.stderr, "import persons: the persons are imported, but bringing the planner's statistics up to date failed (%v); "+
+				"reads may be slow until the database analyzes the tables (autovacuum, or ANALYZE).\n", res.AnalyzeErr)
+		}
+		if c.json {
+			return e.printJSON(map[string]any{"kind": "persons", "account_id": *account, "imported": n,
+				"created": res.Created, "updated": res.Updated, "unchanged": res.Unchanged, "analyze_ms": res.Analyze.Milliseconds()})
+		}
+		analyzed := "" // an engine that needed nothing after the import did nothing
+		if res.Analyze > 0 {
+			analyzed = fmt.Sprintf("; planner statistics brought up to date in %s", res.Analyze.Round(time.Millisecond))
+		}
+		fmt.Fprintf(e.stdout, "Imported %d persons into account %s in %s: %d created, %d updated, %d unchanged%s.\n",
+			n, *account, time.Since(started).Round(time.Millisecond), res.Created, res.Updated, res.Unchanged, analyzed)
+		return nil
 	}
-	st, err := openAccountStore(e.ctx, c, "import persons", *account)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := src.f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	var bar *progressbar.ProgressBar
-	if progress != nil && n > 0 {
-		bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("importing"),
-			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("persons"),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
-	}
-	res, err := st.ImportPersons(e.ctx, *account, readAhead(personLines(src.f, bar), 512), store.Write{Now: time.Now().UTC(), Window: *window,
-		Later: func() time.Time { return time.Now().UTC() }})
-	if bar != nil {
-		_ = bar.Clear()
-	}
-	if err != nil && res.ImportedThrough > 0 {
-		return fmt.Errorf("import persons: lines 1 to %d were imported (%d created, %d updated, %d unchanged), none after them: %w; "+
-			"import the rest from line %d on (for example: tail -n +%d FILE)",
-			res.ImportedThrough, res.Created, res.Updated, res.Unchanged, err, res.ImportedThrough+1, res.ImportedThrough+1)
-	}
-	if err != nil {
-		return fmt.Errorf("import persons: nothing was imported: %w", err)
-	}
-	if res.AnalyzeErr != nil {
-		fmt.Fprintf(e.stderr, "import persons: the persons are imported, but bringing the planner's statistics up to date failed (%v); "+
-			"reads may be slow until the database analyzes the tables (autovacuum, or ANALYZE).\n", res.AnalyzeErr)
-	}
-	if c.json {
-		return e.printJSON(map[string]any{"kind": "persons", "account_id": *account, "imported": n,
-			"created": res.Created, "updated": res.Updated, "unchanged": res.Unchanged, "analyze_ms": res.Analyze.Milliseconds()})
-	}
-	analyzed := "" // an engine that needed nothing after the import did nothing
-	if res.Analyze > 0 {
-		analyzed = fmt.Sprintf("; planner statistics brought up to date in %s", res.Analyze.Round(time.Millisecond))
-	}
-	fmt.Fprintf(e.stdout, "Imported %d persons into account %s in %s: %d created, %d updated, %d unchanged%s.\n",
-		n, *account, time.Since(started).Round(time.Millisecond), res.Created, res.Updated, res.Unchanged, analyzed)
-	return nil
 }
 
 // progressOn returns where a progress bar may be drawn: standard error when

@@ -197,7 +197,7 @@ func TestImportUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"import"}, "say campaigns"},
-		{[]string{"import", "tags", "--account", acc, "-"}, `unknown kind "tags"`},
+		{[]string{"import", "tags", "--account", acc, "-"}, `unknown command "tags"`},
 		{[]string{"import", "campaigns", "-"}, "--account is required"},
 		{[]string{"import", "campaigns", "--account", acc}, "exactly one FILE"},
 		{[]string{"import", "campaigns", "--account", acc, filepath.Join(t.TempDir(), "missing.jsonl")}, "no such file"},

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -158,4 +159,33 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
+}
+
+// TestDefaultAddrIsLoopback: pds serve's default address is this
+// machine's loopback interfaces alone, on one port; a taken address is
+// answered with another to try.
+func TestDefaultAddrIsLoopback(t *testing.T) {
+	if host, _, _ := net.SplitHostPort(defaultAddr); host != "localhost" {
+		t.Fatalf("default --addr %q", defaultAddr)
+	}
+	lns, err := listenAPI("localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	port := lns[0].Addr().(*net.TCPAddr).Port
+	for _, ln := range lns {
+		a := ln.Addr().(*net.TCPAddr)
+		if !a.IP.IsLoopback() || a.Port != port {
+			t.Errorf("listening on %s, want loopback on port %d", a, port)
+		}
+	}
+	taken := lns[0].Addr().String()
+	if _, err := listenAPI(taken); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d (or 127.0.0.1:0 for any free port)", port+1)) {
+		t.Errorf("a taken address: %v, want the next port suggested", err)
+	}
 }

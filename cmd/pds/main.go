@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,40 +13,11 @@ import (
 	"syscall"
 )
 
-const usage = `pds: the Public Data Service
-
-Usage:
-  pds serve [flags]                       serve the API (SQLite file pds.db by default); with --migrate=false
-                                          it never changes the schema and refuses to start while migrations are pending
-  pds migrate [--database D]              apply database migrations (a deploy's own step, before servers roll)
-  pds healthcheck [--addr A]              exit 0 when pds serve on this machine answers /readyz with 200, else 1
-                                          (the image's HEALTHCHECK; reads PDS_ADDR and PDS_TLS_CERT as serve does)
-  pds accounts create --name N            create an account
-  pds accounts list                       list accounts
-  pds keys create --account ID --scopes a,b|all [--name N] [--expires-in D] [--rate-limit N]
-  pds keys list --account ID              list an account's keys (never their secrets)
-  pds keys revoke KEY_ID                  revoke a key, effective on the next request
-  pds erasures list --account ID          the account's erasures (DELETE /persons/{id}): when, which key,
-                                          the person's id, whether suppressed; never an identifier
-  pds import campaigns|projects|custom-fields --account ID FILE   (JSON lines; - reads stdin)
-  pds import persons --account ID FILE                         upsert persons: Upsert Person lines + tag_ids
-  pds backup FILE                         copy a live SQLite database to a new FILE, checked (PostgreSQL: pg_dump)
-  pds console link --account ID           print a one-time sign-in link to the console (/console)
-  pds persons report --account ID --person ID
-                                          print everything held about a person as one JSON document
-                                          (an access request), streamed page by page
-  pds webhooks listen --account ID [--events E,E] [--print-body] [--forward-to URL] [--port N]
-                                          receive the account's deliveries here (http://127.0.0.1) while it runs,
-                                          verified and printed, from pds serve on this machine and database
-
-Every command takes --json, and every one but healthcheck --database (PDS_DATABASE). Run "pds COMMAND -h" for its flags.
-`
-
 func main() {
 	ctx := onSignals(os.Stderr)
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		var logged loggedError
-		if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &logged) {
+		if !errors.As(err, &logged) {
 			fmt.Fprintln(os.Stderr, "pds:", err)
 		}
 		os.Exit(exitStatus(err))
@@ -87,59 +57,48 @@ func onSignals(stderr io.Writer) context.Context {
 	return ctx
 }
 
-// exitStatus is 0 after -h, 2 for a usage error (a bad command line or
-// setting), 1 for any other failure.
+// exitStatus is 2 for a usage error (a bad command line or setting), 1
+// for any other failure.
 func exitStatus(err error) int {
 	var usage usageError
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &usage):
+	if errors.As(err, &usage) {
 		return 2
 	}
 	return 1
 }
 
-// run dispatches a command line; tests call it directly.
+// run runs a command line; tests call it directly. Help (pds help, -h,
+// --help on any command) goes to stdout and succeeds.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	ran := false
+	env := cmdEnv{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, ran: &ran}
+	root := env.root()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		_ = root.Help()
 		return usageError{errors.New("no command given")}
 	}
-	env := cmdEnv{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
-	switch args[0] {
-	case "serve":
-		return env.serve(args[1:])
-	case "migrate":
-		return env.migrate(args[1:])
-	case "accounts":
-		return env.accounts(args[1:])
-	case "keys":
-		return env.keys(args[1:])
-	case "erasures":
-		return env.erasures(args[1:])
-	case "import":
-		return env.importCmd(args[1:])
-	case "backup":
-		return env.backup(args[1:])
-	case "webhooks":
-		return env.webhooksCmd(args[1:])
-	case "console":
-		return env.consoleCmd(args[1:])
-	case "persons":
-		return env.personsCmd(args[1:])
-	case "healthcheck":
-		return env.healthcheck(args[1:])
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	cmd, err := root.ExecuteC()
+	var usage usageError
+	if err != nil && !ran && !errors.As(err, &usage) {
+		// cobra's own complaint about the command line.
+		name := cmdName(cmd)
+		if name != "" {
+			name += " "
+		}
+		err = usageError{fmt.Errorf("%w (pds %s--help lists what there is)", err, name)}
 	}
-	fmt.Fprint(stderr, usage)
-	return usageError{fmt.Errorf("unknown command %q", args[0])}
+	return err
 }
 
 type cmdEnv struct {
 	ctx            context.Context
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// ran is set once a command's own work starts: an error before it is
+	// the command line's.
+	ran *bool
 }

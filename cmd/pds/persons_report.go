@@ -9,6 +9,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/personview"
 	"github.com/pds-dev/pds/internal/store"
@@ -23,33 +25,33 @@ const (
 
 // personsCmd is pds persons report: everything held about one person, as
 // one JSON document, for an access request (GDPR article 15 and its kin).
-func (e cmdEnv) personsCmd(args []string) error {
-	if len(args) == 0 || args[0] != "report" {
-		return usageError{errors.New("persons: say report; e.g. pds persons report --account acc_01a209d69f8a9aba61380d0e --person per_01a209d6a0b1c2d3e4f5a6b7")}
-	}
-	fs, c := e.newFlags("persons report")
+func (e cmdEnv) personsReport(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
 	account := fs.String("account", "", "account id (required)")
 	person := fs.String("person", "", "person id (required)")
-	publicURL := fs.String("public-url", "http://localhost:8080", "the server's base URL, as pds serve's --public-url (for the person's 0_person_url)")
-	if err := parse(fs, args[1:]); err != nil {
+	publicURL := fs.String("public-url", "", "the server's base URL, for the person's 0_person_url (default: the one the last pds serve to start on this database uses)")
+	return func([]string) error {
+		switch {
+		case *account == "":
+			return usageError{errors.New("persons report: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
+		case *person == "":
+			return usageError{errors.New("persons report: --person is required; e.g. --person per_01a209d6a0b1c2d3e4f5a6b7")}
+		}
+		st, err := openAccountStore(e.ctx, c, "persons report", *account)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		base, err := servedURL(e.ctx, st, *publicURL)
+		if err != nil {
+			return err
+		}
+		err = writePersonReport(e.ctx, st, e.stdout, *account, *person, base, time.Now().UTC())
+		if errors.Is(err, domain.ErrNotFound) {
+			return noPersonError{*account, *person}
+		}
 		return err
 	}
-	switch {
-	case *account == "":
-		return usageError{errors.New("persons report: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
-	case *person == "":
-		return usageError{errors.New("persons report: --person is required; e.g. --person per_01a209d6a0b1c2d3e4f5a6b7")}
-	}
-	st, err := openAccountStore(e.ctx, c, "persons report", *account)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	err = writePersonReport(e.ctx, st, e.stdout, *account, *person, *publicURL, time.Now().UTC())
-	if errors.Is(err, domain.ErrNotFound) {
-		return noPersonError{*account, *person}
-	}
-	return err
 }
 
 // noPersonError names a person the account does not hold.

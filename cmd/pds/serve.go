@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/console"
@@ -49,20 +51,17 @@ type serveConfig struct {
 	clientAddressHeader string
 }
 
-func (e cmdEnv) serve(args []string) error {
-	fs, c := e.newFlags("serve")
+func (e cmdEnv) serve(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
 	cfg := serveFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	return e.runServer(*cfg, c)
+	return func([]string) error { return e.runServer(*cfg, c) }
 }
 
 // serveFlags declares the server settings on fs; they are set once fs is
 // parsed.
-func serveFlags(fs *flag.FlagSet) *serveConfig {
+func serveFlags(fs *pflag.FlagSet) *serveConfig {
 	cfg := &serveConfig{}
-	fs.StringVar(&cfg.addr, "addr", ":8080", "listen address")
+	fs.StringVar(&cfg.addr, "addr", defaultAddr, "listen address: localhost is this machine's loopback interfaces alone (127.0.0.1 and ::1); :8080 is every interface")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base of 0_person_url and links (default: http://, or https:// with --tls-cert, the host of --addr or localhost, and the port bound)")
 	fs.IntVar(&cfg.rateLimit, "rate-limit", serving.DefaultRateLimit, "default requests per key per minute")
 	fs.IntVar(&cfg.customFieldLimit, "custom-field-limit", serving.DefaultCustomFieldLimit, "live custom fields per account")
@@ -114,11 +113,15 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	}
 	// Bound before the database is opened: a taken address creates no
 	// file, account or key.
-	ln, err := listen("addr", cfg.addr, cfg.addr)
+	lns, err := listenAPI(cfg.addr)
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
 	var metricsLn net.Listener
 	if cfg.metricsAddr != "" {
 		if metricsLn, err = listen("metrics-addr", cfg.metricsAddr, cfg.metricsAddr); err != nil {
@@ -127,7 +130,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		defer metricsLn.Close()
 	}
 	if cfg.publicURL == "" {
-		cfg.publicURL = defaultPublicURL(cfg.addr, ln.Addr(), tlsConfig != nil)
+		cfg.publicURL = defaultPublicURL(cfg.addr, lns[0].Addr(), tlsConfig != nil)
 	}
 	cfg.publicURL = strings.TrimRight(cfg.publicURL, "/")
 
@@ -148,7 +151,11 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	defer st.Close()
 	outages := outage.New(log, clock.System{})
 	clk := clock.System{}
-	if err := e.bootstrap(st, clk, c.json, cfg.publicURL); err != nil {
+	if err := e.bootstrap(st, clk, c.json, cfg.publicURL, lns); err != nil {
+		return err
+	}
+	// The administrative commands print links to this server.
+	if err := st.RecordPublicURL(e.ctx, cfg.publicURL, clk.Now()); err != nil {
 		return err
 	}
 
@@ -205,16 +212,24 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		ErrorLog:          errorLog(log),
 		TLSConfig:         tlsConfig,
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "engine", st.Engine(), "public_url", cfg.publicURL, "tls", tlsConfig != nil)
-	api := newRetiringListener(ln)
-	errc := make(chan error, 1)
-	go func() {
-		if tlsConfig != nil {
-			errc <- hs.ServeTLS(api, "", "")
-			return
-		}
-		errc <- hs.Serve(api)
-	}()
+	addrs := make([]string, len(lns))
+	for i, ln := range lns {
+		addrs[i] = ln.Addr().String()
+	}
+	log.Info("serving", "addr", addrs[0], "addrs", addrs, "engine", st.Engine(), "public_url", cfg.publicURL, "tls", tlsConfig != nil)
+	apis := make([]net.Listener, len(lns))
+	errc := make(chan error, len(lns))
+	for i, ln := range lns {
+		api := newRetiringListener(ln)
+		apis[i] = api
+		go func() {
+			if tlsConfig != nil {
+				errc <- hs.ServeTLS(api, "", "")
+				return
+			}
+			errc <- hs.Serve(api)
+		}()
+	}
 
 	select {
 	case err := <-errc:
@@ -222,7 +237,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		return err
 	case <-e.ctx.Done():
 	}
-	return shutDown(log, srv, hs, api, fresh, stopWebhooks, cfg, context.Cause(e.ctx))
+	return shutDown(log, srv, hs, apis, fresh, stopWebhooks, cfg, context.Cause(e.ctx))
 }
 
 // shutDown shuts the server down in the order a load balancer needs. At once:
@@ -233,7 +248,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 // requests sent before the balancer noticed are served; then it stops
 // accepting, and the requests and attempts in flight finish within what is
 // left of the grace.
-func shutDown(log *slog.Logger, srv *httpapi.Server, hs *http.Server, api net.Listener, fresh *newConns,
+func shutDown(log *slog.Logger, srv *httpapi.Server, hs *http.Server, apis []net.Listener, fresh *newConns,
 	stopWebhooks func(time.Duration) func(), cfg serveConfig, cause error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGracePeriod)
 	defer cancel()
@@ -252,9 +267,13 @@ func shutDown(log *slog.Logger, srv *httpapi.Server, hs *http.Server, api net.Li
 	// answer (idle ones at once), and every request that reached the
 	// server is read before net/http starts shutting down, since it drops
 	// a request read after that unanswered.
-	if rl, ok := api.(*retiringListener); ok {
-		rl.retire()
+	var retired sync.WaitGroup
+	for _, api := range apis {
+		if rl, ok := api.(*retiringListener); ok {
+			retired.Go(rl.retire)
+		}
 	}
+	retired.Wait()
 	hs.SetKeepAlivesEnabled(false)
 	fresh.waitRequests(time.Now().Add(min(time.Second, time.Until(deadline))))
 	err := hs.Shutdown(ctx)
@@ -294,7 +313,7 @@ func (e loggedError) Error() string { return e.err.Error() }
 func (e loggedError) Unwrap() error { return e.err }
 
 // bootstrap prints the first key on a fresh database, once.
-func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, publicURL string) error {
+func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, publicURL string, lns []net.Listener) error {
 	k, full, err := service.Bootstrap(e.ctx, st, clk.Now())
 	if err != nil || full == "" {
 		return err
@@ -304,8 +323,9 @@ func (e cmdEnv) bootstrap(st store.Store, clk clock.Clock, asJSON bool, publicUR
 		out["key"] = full
 		return e.printJSON(out)
 	}
-	fmt.Fprintf(e.stdout, "\nCreated account \"default\" (%s) and an API key with every scope.\n", k.AccountID)
-	fmt.Fprintf(e.stdout, "The key is shown once; store it now:\n\n  %s\n\n", full)
+	fmt.Fprintf(e.stdout, "\nCreated account \"default\" (%s) and an API key with every scope, erasing persons included\n", k.AccountID)
+	fmt.Fprintf(e.stdout, "(pds keys create --account %s --scopes ... mints narrower ones). The key is shown once; store it now:\n\n  %s\n\n", k.AccountID, full)
+	fmt.Fprintf(e.stdout, "Listening on %s%s.\n", listening(lns), loopbackNote(lns))
 	fmt.Fprintf(e.stdout, "Try: curl -H 'Authorization: Bearer %s' %s/me\n\n", full, publicURL)
 	return nil
 }

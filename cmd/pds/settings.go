@@ -2,14 +2,14 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/pds-dev/pds/internal/store/postgres"
 )
@@ -20,7 +20,7 @@ var settingExamples = map[string]string{
 	"database":                         "pds.db (an SQLite file) or postgres://user@host:5432/pds",
 	"database-direct":                  "postgres://user@db-host:5432/pds (the server itself, when --database names a pooler)",
 	"json":                             "true",
-	"addr":                             "127.0.0.1:8080 (or :8080 for every interface)",
+	"addr":                             "localhost:8080 (this machine alone), or :8080 for every interface",
 	"public-url":                       "https://pds.example.com",
 	"rate-limit":                       "600",
 	"custom-field-limit":               "100",
@@ -64,58 +64,36 @@ func badSetting(flag, value, reason string) error {
 	return usageError{errors.New(msg)}
 }
 
-// invalidValue is how the flag package reports a value it cannot parse.
-var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([\w-]+): `)
-
-// parse applies PDS_* environment variables as defaults, then the flags,
-// which win. A value that does not parse is refused by badSetting; the
-// flag package's own usage text is printed only for -h and unknown flags.
-func parse(fs *flag.FlagSet, args []string) error {
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
+// applyEnv sets every flag the command line left unset from its PDS_*
+// variable, so that flags win. A value that does not parse is refused by
+// badSetting.
+func applyEnv(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
 		// An empty variable counts as unset, as shells and container
 		// environments often leave them.
-		if v := os.Getenv(envName(f.Name)); v != "" && envErr == nil {
-			if err := f.Value.Set(v); err != nil {
-				envErr = badSetting(f.Name, v, kindOf(f))
-			}
+		v := os.Getenv(envName(f.Name))
+		if f.Changed || v == "" || err != nil {
+			return
+		}
+		if serr := fs.Set(f.Name, v); serr != nil {
+			err = badSetting(f.Name, v, kindOf(f))
 		}
 	})
-	if envErr != nil {
-		return envErr
-	}
-	out := fs.Output()
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(flagsFirst(fs, args))
-	fs.SetOutput(out)
-	if err == nil {
-		return nil
-	}
-	if m := invalidValue.FindStringSubmatch(err.Error()); m != nil {
-		if f := fs.Lookup(m[2]); f != nil {
-			return badSetting(f.Name, m[1], kindOf(f))
-		}
-	}
-	fs.Usage()
-	if errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return usageError{err}
+	return err
 }
 
 // kindOf says what a flag's value must be, from its type.
-func kindOf(f *flag.Flag) string {
-	if g, ok := f.Value.(flag.Getter); ok {
-		switch g.Get().(type) {
-		case time.Duration:
-			return "not a duration (a number and a unit: ms, s, m or h)"
-		case int, int64, uint, uint64:
-			return "not a whole number"
-		case bool:
-			return "not true or false"
-		case float64:
-			return "not a number"
-		}
+func kindOf(f *pflag.Flag) string {
+	switch f.Value.Type() {
+	case "duration":
+		return "not a duration (a number and a unit: ms, s, m or h)"
+	case "int", "int64", "uint", "uint64":
+		return "not a whole number"
+	case "bool":
+		return "not true or false"
+	case "float64":
+		return "not a number"
 	}
 	return "not a valid value"
 }

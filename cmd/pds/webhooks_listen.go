@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/webhook"
@@ -55,18 +57,8 @@ Flags:
 // maxListenBody bounds a delivery the listener reads.
 const maxListenBody = 16 << 20
 
-func (e cmdEnv) webhooksCmd(args []string) error {
-	if len(args) == 0 {
-		return usageError{errors.New("webhooks: say listen")}
-	}
-	if args[0] == "listen" {
-		return e.webhooksListen(args[1:])
-	}
-	return usageError{fmt.Errorf("webhooks: unknown subcommand %q; say listen", args[0])}
-}
-
-func (e cmdEnv) webhooksListen(args []string) error {
-	fs, c := e.newFlags("webhooks listen")
+func (e cmdEnv) webhooksListen(fs *pflag.FlagSet) func([]string) error {
+	c := commonFlagsOn(fs)
 	account := fs.String("account", "", "account id (required)")
 	events := fs.String("events", strings.Join(domain.WebhookEvents, ","), "comma-separated events to subscribe to")
 	scheme := fs.String("signature-scheme", domain.SchemePDS, "how deliveries are signed and verified: pds or standard-webhooks")
@@ -74,99 +66,91 @@ func (e cmdEnv) webhooksListen(args []string) error {
 	forwardTo := fs.String("forward-to", "", "pass each verified delivery on to this URL, headers unchanged, and answer pds with its status")
 	port := fs.Int("port", 0, "port of the receiver on 127.0.0.1 (0: any free port)")
 	fs.Lookup("json").Usage = "machine-readable output: one JSON object per line (the start, each delivery, the stop)"
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), listenHelp)
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("webhooks listen: unexpected argument %q", fs.Arg(0))}
-	}
-	if *account == "" {
-		return usageError{errors.New("webhooks listen: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
-	}
-	evs, err := parseEvents(*events)
-	if err != nil {
-		return badSetting("events", *events, err.Error())
-	}
-	if !slices.Contains(domain.SignatureSchemes, *scheme) {
-		return badSetting("signature-scheme", *scheme, "not pds or standard-webhooks")
-	}
-	if *forwardTo != "" {
-		if u, err := url.Parse(*forwardTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badSetting("forward-to", *forwardTo, "not an absolute http or https URL")
+	return func([]string) error {
+		if *account == "" {
+			return usageError{errors.New("webhooks listen: --account is required; e.g. --account acc_01a209d69f8a9aba61380d0e (pds accounts list)")}
 		}
-	}
-	if *port < 0 || *port > 65535 {
-		return badSetting("port", strconv.Itoa(*port), "not a port (0 to 65535)")
-	}
-	if err := checkDatabase(c.database); err != nil {
-		return err
-	}
-	// Bound first: a taken port leaves no subscription behind.
-	ln, err := listen("port", strconv.Itoa(*port), net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
+		evs, err := parseEvents(*events)
+		if err != nil {
+			return badSetting("events", *events, err.Error())
+		}
+		if !slices.Contains(domain.SignatureSchemes, *scheme) {
+			return badSetting("signature-scheme", *scheme, "not pds or standard-webhooks")
+		}
+		if *forwardTo != "" {
+			if u, err := url.Parse(*forwardTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return badSetting("forward-to", *forwardTo, "not an absolute http or https URL")
+			}
+		}
+		if *port < 0 || *port > 65535 {
+			return badSetting("port", strconv.Itoa(*port), "not a port (0 to 65535)")
+		}
+		if err := checkDatabase(c.database); err != nil {
+			return err
+		}
+		// Bound first: a taken port leaves no subscription behind.
+		ln, err := listen("port", strconv.Itoa(*port), net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
 
-	st, err := openAccountStore(e.ctx, c, "webhooks listen", *account)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	host := webhook.HostName()
-	stale, err := removeStaleListeners(e.ctx, st, *account, host)
-	if err != nil {
-		return err
-	}
-	now := time.Now().UTC()
-	sub := domain.Webhook{
-		ID: domain.NewID("wh"), AccountID: *account, Name: listenerName(host, os.Getpid()),
-		TargetURL: "http://" + ln.Addr().String() + "/", Events: evs, IsActive: true,
-		Secret: webhook.NewSecret(), SecretVersion: 1, SignatureScheme: *scheme, CreatedAt: now, UpdatedAt: now,
-		LocalListener: true, ListenerHost: host,
-	}
-	if err := st.CreateWebhook(e.ctx, sub); err != nil {
-		return err
-	}
-	l := &listener{out: e.stdout, secret: sub.Secret, scheme: sub.SignatureScheme, printBody: *printBody, asJSON: c.json, forwardTo: *forwardTo,
-		attempts: map[string]int{}}
-	if *forwardTo != "" {
-		l.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
-	l.started(sub, stale)
+		st, err := openAccountStore(e.ctx, c, "webhooks listen", *account)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		host := webhook.HostName()
+		stale, err := removeStaleListeners(e.ctx, st, *account, host)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		sub := domain.Webhook{
+			ID: domain.NewID("wh"), AccountID: *account, Name: listenerName(host, os.Getpid()),
+			TargetURL: "http://" + ln.Addr().String() + "/", Events: evs, IsActive: true,
+			Secret: webhook.NewSecret(), SecretVersion: 1, SignatureScheme: *scheme, CreatedAt: now, UpdatedAt: now,
+			LocalListener: true, ListenerHost: host,
+		}
+		if err := st.CreateWebhook(e.ctx, sub); err != nil {
+			return err
+		}
+		l := &listener{out: e.stdout, secret: sub.Secret, scheme: sub.SignatureScheme, printBody: *printBody, asJSON: c.json, forwardTo: *forwardTo,
+			attempts: map[string]int{}}
+		if *forwardTo != "" {
+			l.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		}
+		l.started(sub, stale)
 
-	srv := &http.Server{Handler: l, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	var serveErr error
-	select {
-	case <-e.ctx.Done():
-	case serveErr = <-errc:
+		srv := &http.Server{Handler: l, ReadHeaderTimeout: 10 * time.Second}
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		var serveErr error
+		select {
+		case <-e.ctx.Done():
+		case serveErr = <-errc:
+		}
+		// The subscription goes first, so that nothing more is sent to a
+		// receiver that is closing; attempts in flight finish.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		delErr := st.DeleteWebhook(ctx, *account, sub.ID)
+		if errors.Is(delErr, domain.ErrNotFound) {
+			delErr = nil // deleted through the API meanwhile
+		}
+		shutdown, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelShutdown()
+		_ = srv.Shutdown(shutdown)
+		if delErr != nil {
+			return fmt.Errorf("could not remove subscription %s (remove it with DELETE /webhooks/%s, or the next pds webhooks listen does): %w",
+				sub.ID, sub.ID, delErr)
+		}
+		l.stopped(sub)
+		if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+			return serveErr
+		}
+		return nil
 	}
-	// The subscription goes first, so that nothing more is sent to a
-	// receiver that is closing; attempts in flight finish.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	delErr := st.DeleteWebhook(ctx, *account, sub.ID)
-	if errors.Is(delErr, domain.ErrNotFound) {
-		delErr = nil // deleted through the API meanwhile
-	}
-	shutdown, cancelShutdown := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancelShutdown()
-	_ = srv.Shutdown(shutdown)
-	if delErr != nil {
-		return fmt.Errorf("could not remove subscription %s (remove it with DELETE /webhooks/%s, or the next pds webhooks listen does): %w",
-			sub.ID, sub.ID, delErr)
-	}
-	l.stopped(sub)
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return serveErr
-	}
-	return nil
 }
 
 // parseEvents reads --events: known events, each once, at least one.
@@ -176,7 +160,7 @@ func parseEvents(s string) ([]string, error) {
 		ev = strings.TrimSpace(ev)
 		switch {
 		case !slices.Contains(domain.WebhookEvents, ev):
-			return nil, fmt.Errorf("%q is not an event; the events are %s", ev, strings.Join(domain.WebhookEvents, ", "))
+			return nil, fmt.Errorf("%q is not an event; the events are %s.%s", ev, domain.Choices(domain.WebhookEvents), domain.DidYouMean(ev, domain.WebhookEvents))
 		case slices.Contains(out, ev):
 			return nil, fmt.Errorf("%s is listed twice", ev)
 		}

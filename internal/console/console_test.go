@@ -200,7 +200,7 @@ func TestSessionActsAsItsKey(t *testing.T) {
 
 		// A key revoked meanwhile ends its session on the next page.
 		b.signIn(full)
-		if err := e.st.RevokeKey(context.Background(), key.ID, e.clock.Now()); err != nil {
+		if _, err := e.st.RevokeKey(context.Background(), key.ID, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if p := b.get("/console/persons"); p.status != http.StatusSeeOther || p.location != "/console/sign-in?ended=revoked" {

@@ -22,7 +22,7 @@ func TestUnauthorized(t *testing.T) {
 		good := env.Key(acc)
 
 		revoked, rk := env.KeyWith(service.KeyRequest{AccountID: acc})
-		if err := env.Store.RevokeKey(context.Background(), rk.ID, env.Clock.Now()); err != nil {
+		if _, err := env.Store.RevokeKey(context.Background(), rk.ID, env.Clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		expiring, _ := env.KeyWith(service.KeyRequest{AccountID: acc, ExpiresIn: time.Hour})
@@ -78,7 +78,7 @@ func TestRevocationSeenByAnotherInstance(t *testing.T) {
 		key, k := a.KeyWith(service.KeyRequest{AccountID: acc})
 		a.Get(key, "/me").Want(200)
 		b.Get(key, "/me").Want(200)
-		if err := a.Store.RevokeKey(context.Background(), k.ID, a.Clock.Now()); err != nil {
+		if _, err := a.Store.RevokeKey(context.Background(), k.ID, a.Clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		b.Get(key, "/me").Want(401)

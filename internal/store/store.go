@@ -48,6 +48,10 @@ type Accounts interface {
 	// account yet; it reports whether it did. Safe when several instances
 	// start at once.
 	Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (bool, error)
+	// RecordPublicURL notes the public URL a starting pds serve uses;
+	// PublicURL is the one the last to start noted, "" when none did.
+	RecordPublicURL(ctx context.Context, url string, at time.Time) error
+	PublicURL(ctx context.Context) (string, error)
 	// AccountCounts counts the account's persons, breadcrumbs and webhook
 	// subscriptions exactly, and its pending deliveries up to PendingBound,
 	// in one snapshot and a few short statements whatever the account's
@@ -67,7 +71,7 @@ type Keys interface {
 	KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error)
 	ListKeys(ctx context.Context, accountID string) ([]domain.APIKey, error)
 	// RevokeKey marks a key revoked; domain.ErrNotFound when absent.
-	RevokeKey(ctx context.Context, keyID string, at time.Time) error
+	RevokeKey(ctx context.Context, keyID string, at time.Time) (revokedAt time.Time, err error)
 	// TouchKey records the last use of a key.
 	TouchKey(ctx context.Context, keyID string, at time.Time) error
 }

@@ -135,7 +135,7 @@ func TestKeyCacheAcrossInstances(t *testing.T) {
 	listening(0)
 	lookup(k1, false)
 	lookup(k1, false) // from the cache
-	if err := a.RevokeKey(ctx, k1.ID, storetest.Epoch); err != nil {
+	if _, err := a.RevokeKey(ctx, k1.ID, storetest.Epoch); err != nil {
 		t.Fatal(err)
 	}
 	lookup(k1, true)
@@ -221,7 +221,7 @@ func TestKeyCacheAcrossInstancesWithoutASession(t *testing.T) {
 		k1, k2, k3 := mint(), mint(), mint()
 		lookup(k1, false)
 		lookup(k1, false) // from the cache
-		if err := a.RevokeKey(ctx, k1.ID, storetest.Epoch); err != nil {
+		if _, err := a.RevokeKey(ctx, k1.ID, storetest.Epoch); err != nil {
 			t.Fatal(err)
 		}
 		lookup(k1, true)
@@ -411,7 +411,7 @@ func TestKeyCacheListensWithoutAPooler(t *testing.T) {
 	if got, err := direct.KeyByHash(ctx, k.Hash); err != nil || got.RevokedAt != nil {
 		t.Fatalf("lookup before revoking: %+v, %v", got, err)
 	}
-	if err := other.RevokeKey(ctx, k.ID, storetest.Epoch.Add(time.Minute)); err != nil {
+	if _, err := other.RevokeKey(ctx, k.ID, storetest.Epoch.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := direct.KeyByHash(ctx, k.Hash); err != nil || got.RevokedAt == nil {

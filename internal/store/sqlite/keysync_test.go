@@ -59,7 +59,7 @@ func TestSharedCounterReadsMissNoRevocation(t *testing.T) {
 		if got, err := server.KeyByHash(ctx, k.Hash); err != nil || got.RevokedAt != nil {
 			t.Fatalf("round %d: fresh key: %+v, %v", i, got, err)
 		}
-		if err := admin.RevokeKey(ctx, k.ID, now); err != nil {
+		if _, err := admin.RevokeKey(ctx, k.ID, now); err != nil {
 			t.Fatal(err)
 		}
 		got, err := server.KeyByHash(ctx, k.Hash)
@@ -118,7 +118,7 @@ func TestCounterReadOnlyAfterACommit(t *testing.T) {
 	if n := sqlite.CounterReads(server) - before; n != 0 {
 		t.Fatalf("%d reads of the counter for lookups with nothing committed", n)
 	}
-	if err := admin.RevokeKey(ctx, k.ID, acc.CreatedAt); err != nil {
+	if _, err := admin.RevokeKey(ctx, k.ID, acc.CreatedAt); err != nil {
 		t.Fatal(err)
 	}
 	got, err := server.KeyByHash(ctx, k.Hash)

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -171,4 +172,17 @@ func isUniqueViolation(err error) bool {
 		return code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 	}
 	return false
+}
+
+// MigrationCount is how many migrations this binary carries: what a new
+// file lacks.
+func MigrationCount() int {
+	entries, _ := migrations.ReadDir("migrations")
+	n := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			n++
+		}
+	}
+	return n
 }

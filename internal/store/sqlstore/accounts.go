@@ -143,20 +143,31 @@ func (s *Store) ListKeys(ctx context.Context, accountID string) ([]domain.APIKey
 }
 
 // RevokeKey marks a key revoked; revoking twice keeps the first time.
-func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) error {
-	res, err := s.writer().exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, at.UnixMilli(), keyID)
+func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) (time.Time, error) {
+	var revokedAt int64
+	found := false
+	err := s.writeQuery(ctx, func(rows *sql.Rows) error {
+		found = false
+		for rows.Next() {
+			found = true
+			if err := rows.Scan(&revokedAt); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 RETURNING revoked_at`, at.UnixMilli(), keyID)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return domain.NotFound("key", keyID)
+	if !found {
+		return time.Time{}, domain.NotFound("key", keyID)
 	}
 	// Every instance hears of it through its KeySync; this one forgets the
 	// key at once.
 	if s.keys != nil {
 		s.keys.forgetID(keyID)
 	}
-	return nil
+	return time.UnixMilli(revokedAt).UTC(), nil
 }
 
 // TouchKey records the last use of a key. A touch is no change the key
@@ -211,4 +222,21 @@ func joinScopes(scopes []domain.Scope) string {
 		parts[i] = string(sc)
 	}
 	return strings.Join(parts, " ")
+}
+
+// RecordPublicURL notes the public URL of the pds serve starting now.
+func (s *Store) RecordPublicURL(ctx context.Context, url string, at time.Time) error {
+	_, err := s.writer().exec(ctx, `INSERT INTO served_public_url (id, url, recorded_at) VALUES (1, $1, $2)
+		ON CONFLICT (id) DO UPDATE SET url = excluded.url, recorded_at = excluded.recorded_at`, url, at.UnixMilli())
+	return err
+}
+
+// PublicURL is the public URL the last pds serve to start recorded.
+func (s *Store) PublicURL(ctx context.Context) (string, error) {
+	var url string
+	err := s.reader().queryRow(ctx, `SELECT url FROM served_public_url WHERE id = 1`).Scan(&url)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return url, err
 }

@@ -96,7 +96,7 @@ func TestKeyCache(t *testing.T) {
 		if got := lookup(0); got.LastUsedAt == nil || !got.LastUsedAt.Equal(touched) {
 			t.Fatalf("after this instance's touch the cached key was last used %v, want %v", got.LastUsedAt, touched)
 		}
-		if err := rs.RevokeKey(ctx, k.ID, touched); err != nil {
+		if _, err := rs.RevokeKey(ctx, k.ID, touched); err != nil {
 			t.Fatal(err)
 		}
 		if got := lookup(1); got.RevokedAt == nil {

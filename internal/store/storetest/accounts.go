@@ -128,10 +128,10 @@ func testKeys(t *testing.T, newStore NewStore) {
 	if err := st.TouchKey(ctx, k.ID, used); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RevokeKey(ctx, k.ID, Epoch.Add(2*time.Minute)); err != nil {
+	if _, err := st.RevokeKey(ctx, k.ID, Epoch.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RevokeKey(ctx, k.ID, Epoch.Add(3*time.Minute)); err != nil {
+	if _, err := st.RevokeKey(ctx, k.ID, Epoch.Add(3*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err = st.KeyByHash(ctx, k.Hash); err != nil {
@@ -143,7 +143,7 @@ func testKeys(t *testing.T, newStore NewStore) {
 	if got.Usable(Epoch) {
 		t.Fatal("a revoked key is usable")
 	}
-	if err := st.RevokeKey(ctx, "key_missing", Epoch); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := st.RevokeKey(ctx, "key_missing", Epoch); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("revoke a missing key: %v", err)
 	}
 }
