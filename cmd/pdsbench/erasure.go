@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // The erasure group (--rows erasure): Erase Person (DELETE /persons/{id})
@@ -48,11 +49,9 @@ func (m *measure) erasureRows() {
 	}
 	// Their counts were left as deltas; fold them as the server would in
 	// the background, before measuring, as the seed does.
-	if f, ok := m.st.(interface{ FoldTimelines(context.Context) error }); ok {
-		if err := f.FoldTimelines(m.ctx); err != nil {
-			m.fail("%s: %v", name, err)
-			return
-		}
+	if err := m.setup(func(st store.Store) error { return foldTimelines(m.ctx, st) }); err != nil {
+		m.fail("%s: %v", name, err)
+		return
 	}
 	if total, err := m.breadcrumbTotal(); err != nil || total != before+n*erasedCrumbs {
 		m.fail("%s: %d breadcrumbs after adding %d to %d, %v", name, total, n*erasedCrumbs, before, err)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -93,5 +95,34 @@ func TestResultsAdd(t *testing.T) {
 	}
 	if !slices.Equal(a.latencies, []time.Duration{1, 5}) {
 		t.Errorf("add changed its receiver: %v", a.latencies)
+	}
+}
+
+// TestCPUOf: the CPU time read from /proc/PID/stat is what the kernel
+// reports to the process itself, to a clock tick or two.
+func TestCPUOf(t *testing.T) {
+	var ru syscall.Rusage
+	for start := time.Now(); time.Since(start) < 10*time.Second; {
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		if ru.Utime.Nano()+ru.Stime.Nano() > int64(100*time.Millisecond) {
+			break
+		}
+	}
+	got := cpuOf(os.Getpid())
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if got <= 0 || got > want || want-got > 100*time.Millisecond {
+		t.Fatalf("cpuOf %v, getrusage %v", got, want)
+	}
+}
+
+func TestWithoutSettings(t *testing.T) {
+	got := withoutSettings([]string{"PATH=/bin", "PDS_RATE_LIMIT=5", "HOME=/root", "PDS_DATABASE=x.db"})
+	if !slices.Equal(got, []string{"PATH=/bin", "HOME=/root"}) {
+		t.Fatalf("%v", got)
 	}
 }
