@@ -286,7 +286,9 @@ const ratioRounds = 4
 // net/http handler that writes the same JSON (a process of its own), with
 // the same generator, in the same run, taking turns (ratioRounds slices of
 // each): the ratio is what the service keeps of what net/http serves on
-// this machine.
+// this machine. On PostgreSQL wrk also takes turns with a bare read of the
+// person's row (ceiling.go): what the service keeps of what the database
+// serves.
 func (m *measure) getPersonRatio() {
 	const conns = 64
 	ids := m.fx.samplePerson
@@ -343,6 +345,16 @@ func (m *measure) getPersonRatio() {
 		p50: bare.p50(), p99: bare.p99(), throughput: fmt.Sprintf("%.0f req/s", bare.perSecond()), note: "same generator, same run, taking turns with the row above"})
 	ceilings := []ceiling{{target: target{handler.base, handler}, of: "the bare handler",
 		name: "6. bare net/http handler writing the same JSON, 64 connections, by wrk"}}
+	if m.engine == "postgres" {
+		read, err := startCeiling(m.dir, "postgres-read", "postgres-read", "--database", m.database)
+		if err != nil {
+			m.fail("bare PostgreSQL read: %v", err)
+			return
+		}
+		defer m.stopCeiling(read)
+		ceilings = append(ceilings, ceiling{target: target{read.base, read}, of: "the bare PostgreSQL read",
+			name: "6. bare PostgreSQL read: the persons row by primary key through pgxpool, as JSON, 64 connections, by wrk"})
+	}
 	m.wrkRatio("6. Get Person, 64 connections, by wrk", wrkScript{method: http.MethodGet, paths: personPaths(ids), key: m.fx.key}, conns, ceilings...)
 }
 
