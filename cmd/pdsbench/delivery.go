@@ -94,8 +94,15 @@ func (d *deliveryBench) setup(f func(store.Store) error) error {
 // serve starts the scenario's pds serve, trusting the receivers'
 // certificate (caFile).
 func (d *deliveryBench) serve(name, caFile string) (*process, error) {
-	return startPDS(d.c, name, d.dir, d.database,
+	srv, err := startPDS(d.c, name, d.dir, d.database,
 		"--webhook-allow-private", "--webhook-ca-file", caFile, "--webhook-window", deliveryWindow.String())
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.profileRows(d.c, d.engine, name); err != nil {
+		d.fail("%v", err)
+	}
+	return srv, nil
 }
 
 // stop stops a scenario's server, failing the run if it did not stop

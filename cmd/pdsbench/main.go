@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.requests, "requests", 1000, "requests of each latency row (sequential, one connection)")
 	fs.StringVar(&c.out, "out", "", "also write the table to this file")
 	fs.StringVar(&c.pdsBin, "pds", "", "the pds binary measured (pds serve) and run for the seed's pds import persons (default: go build ./cmd/pds into a temporary directory)")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of this program (the load generator) to this file")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows to this file (the load generator) and of each pds serve to this file with .ENGINE-NAME added")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this program (the load generator) on this address while running (e.g. 127.0.0.1:6060)")
 	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the run's directory (the SQLite file, the servers' logs) and the PostgreSQL schema, their names printed, for inspection")
 	fs.StringVar(&c.reuse, "reuse", "", "measure again the database a --keep run left, named by the fixture.json it printed (one engine)")
@@ -294,6 +294,9 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: srv.base, pds: srv, dir: dir, logf: logf, database: database}
 	m.rows = rows
 	if err := settle(ctx, engine, database, srv, logf); err != nil {
+		return nil, nil, err
+	}
+	if err := srv.profileRows(c, engine, "pds-serve"); err != nil {
 		return nil, nil, err
 	}
 	m.all()

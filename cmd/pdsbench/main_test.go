@@ -2,7 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -117,6 +121,41 @@ func TestCPUOf(t *testing.T) {
 	want := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	if got <= 0 || got > want || want-got > 100*time.Millisecond {
 		t.Fatalf("cpuOf %v, getrusage %v", got, want)
+	}
+}
+
+// TestCPUProfileEndsOnHalfClose: a profile asked for a day ends, and is
+// written whole, when the client half-closes its connection.
+func TestCPUProfileEndsOnHalfClose(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	p, err := startCPUProfile(ln.Addr().String(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := p.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("finish took %v", took)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A profile is gzipped protobuf.
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("not a profile: %q", b[:min(len(b), 64)])
 	}
 }
 

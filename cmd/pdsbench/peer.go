@@ -53,6 +53,9 @@ func benchPeer(ctx context.Context, c config, engine, dir string) ([]row, []stri
 		return nil, nil, err
 	}
 	defer srv.stop()
+	if err := srv.profileRows(c, engine, "peer"); err != nil {
+		return nil, nil, err
+	}
 	base := srv.base
 	pb, err := newPocketBase(ctx, c.peer, c.peerAdmin)
 	if err != nil {

@@ -80,6 +80,9 @@ func (m *measure) servePooled(bin string) (base string, stop func(), err error) 
 		b.Close()
 		return "", nil, err
 	}
+	if err := srv.profileRows(m.c, m.engine, "pds-serve-pgbouncer"); err != nil {
+		m.fail("pooler: %v", err)
+	}
 	return srv.base, func() {
 		if err := srv.stop(); err != nil {
 			m.fail("pooler: %v", err)

@@ -28,8 +28,12 @@ type process struct {
 	logPath string
 	exited  chan struct{}
 	exitErr error
-	stopErr error
-	stopped bool
+	// pprofAddr is where pds serve serves net/http/pprof ("" for none),
+	// and profile the CPU profile being taken through it (profile.go).
+	pprofAddr string
+	profile   *cpuProfile
+	stopErr   error
+	stopped   bool
 }
 
 // startupLimit is how long a server may take to answer once started.
@@ -99,7 +103,8 @@ func (p *process) pid() int { return p.cmd.Process.Pid }
 // serve's --shutdown-grace (30 s) and some.
 const stopLimit = 45 * time.Second
 
-// stop sends SIGTERM and waits for the process to exit; it says how the process ended unless it exited 0. It
+// stop finishes the profile being taken, sends SIGTERM and waits for the
+// process to exit; it says how the process ended unless it exited 0. It
 // may be called again, and returns the same.
 func (p *process) stop() error {
 	if p.stopped {
@@ -107,6 +112,11 @@ func (p *process) stop() error {
 	}
 	p.stopped = true
 	var errs []error
+	if p.profile != nil {
+		if err := p.profile.finish(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: CPU profile: %w", p.name, err))
+		}
+	}
 	select {
 	case <-p.exited:
 		errs = append(errs, fmt.Errorf("%s had exited before it was stopped (%v):\n%s", p.name, p.exitErr, p.logTail()))
