@@ -43,6 +43,7 @@ type serveConfig struct {
 	webhookConcurrency  int
 	webhookPerSub       int
 	metricsAddr         string
+	pprofAddr           string
 	shutdownGracePeriod time.Duration
 	shutdownDrain       time.Duration
 	databaseTimeout     time.Duration
@@ -78,6 +79,7 @@ func serveFlags(fs *pflag.FlagSet) *serveConfig {
 	fs.IntVar(&cfg.webhookPerSub, "webhook-subscription-concurrency", webhook.DefaultPerSubscription,
 		"delivery attempts one instance runs at once for one subscription (a slow receiver holds no more)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (e.g. 127.0.0.1:9090); off when empty")
+	fs.StringVar(&cfg.pprofAddr, "pprof-addr", "", "serve Go's runtime profiles (net/http/pprof) at /debug/pprof/ on this address (e.g. 127.0.0.1:6060); off when empty")
 	fs.DurationVar(&cfg.shutdownGracePeriod, "shutdown-grace", 30*time.Second,
 		"how long stopping may take, from the signal: the drain, then requests and webhook attempts in flight finish")
 	fs.DurationVar(&cfg.shutdownDrain, "shutdown-drain", 5*time.Second,
@@ -128,6 +130,13 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 			return err
 		}
 		defer metricsLn.Close()
+	}
+	var pprofLn net.Listener
+	if cfg.pprofAddr != "" {
+		if pprofLn, err = listen("pprof-addr", cfg.pprofAddr, cfg.pprofAddr); err != nil {
+			return err
+		}
+		defer pprofLn.Close()
 	}
 	if cfg.publicURL == "" {
 		cfg.publicURL = defaultPublicURL(cfg.addr, lns[0].Addr(), tlsConfig != nil)
@@ -192,6 +201,9 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		go func() { _ = ms.Serve(metricsLn) }()
 		defer ms.Close()
 		log.Info("serving metrics", "addr", metricsLn.Addr().String(), "path", "/metrics")
+	}
+	if pprofLn != nil {
+		defer servePprof(pprofLn, log)()
 	}
 	limiter := ratelimit.For(st)
 	apiCfg.Console = console.New(console.Config{Settings: shared}, st, clk, limiter, log).Handler()

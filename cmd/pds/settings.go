@@ -34,6 +34,7 @@ var settingExamples = map[string]string{
 	"webhook-concurrency":              "64",
 	"webhook-subscription-concurrency": "4",
 	"metrics-addr":                     "127.0.0.1:9090",
+	"pprof-addr":                       "127.0.0.1:6060",
 	"shutdown-grace":                   "30s",
 	"shutdown-drain":                   "5s (or 0s to stop accepting at once)",
 	"database-timeout":                 "4s",

@@ -7,14 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // The bulk rows (--rows bulk): N new persons through POST /persons/batch,
@@ -60,16 +56,12 @@ func (m *measure) batchUpserts() {
 		throughput: fmt.Sprintf("%.0f persons/s", float64(res.n()*batchSize)/res.elapsed.Seconds()), note: note})
 }
 
-// freshAccountKey makes an empty account and a key for it without a rate
-// limit worth the name, through the server's store.
-func (m *measure) freshAccountKey() (string, error) {
-	now := time.Now().UTC()
-	acc := domain.NewID("acc")
-	if err := m.st.CreateAccount(m.ctx, domain.Account{ID: acc, Name: "pdsbench batch", CreatedAt: now}); err != nil {
-		return "", err
-	}
-	unlimited := 1 << 30
-	_, key, err := service.MintKey(m.ctx, m.st, service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes, RateLimit: &unlimited}, now)
+// freshAccountKey makes an empty account and a key for it (setup).
+func (m *measure) freshAccountKey() (key string, err error) {
+	err = m.setup(func(st store.Store) error {
+		_, key, err = accountWithKey(m.ctx, st, "pdsbench batch")
+		return err
+	})
 	return key, err
 }
 
@@ -113,10 +105,9 @@ func allCreated(body []byte, count int) error {
 
 // export reads GET /persons/export of the seeded account to its end,
 // line by line as a client would, and checks it holds every person once,
-// in id order. While it runs, a sampler reads this process's resident
-// memory (VmRSS) every 10 ms: the server runs in this process, so the peak
-// over the export, less the reading before it, is what the export cost the
-// server (plus this reader's few buffers).
+// in id order. While it runs, a sampler reads the server's resident memory
+// (VmRSS of its process) every 10 ms: the peak over the export, less the
+// reading before it, is what the export cost the server.
 func (m *measure) export() {
 	name := "9. Export Persons, every person of the seeded account"
 	m.logf("%s", name)
@@ -127,15 +118,15 @@ func (m *measure) export() {
 		m.fail("%s: counting the account's persons: %v", name, err)
 		return
 	}
-	before, _ := residentBytes()
-	stop := sampleResident(10 * time.Millisecond)
+	before, _ := m.pds.resident()
+	stop := sampleResident(m.pds, 10*time.Millisecond)
 	t0 := time.Now()
 	lines, bytesRead, err := m.readExport(m.fx.key)
 	took := time.Since(t0)
 	top := stop()
-	rss := "resident memory not readable (no /proc/self/status)"
+	rss := "resident memory not readable (no /proc/PID/status)"
 	if before > 0 {
-		rss = fmt.Sprintf("process RSS %.0f MB before, peak %.0f MB during (+%.0f MB)", mb(before), mb(top), mb(max(0, top-before)))
+		rss = fmt.Sprintf("server RSS %.0f MB before, peak %.0f MB during (+%.0f MB)", mb(before), mb(top), mb(max(0, top-before)))
 	}
 	note := fmt.Sprintf("**%d lines in %.1f s**, %.0f MB; %s", lines, took.Seconds(), mb(bytesRead), rss)
 	switch {
@@ -188,7 +179,7 @@ func (m *measure) readExport(key string) (lines int, read int64, err error) {
 		read += int64(len(line)) + 1
 		// The id is the first member of every line (the contract's
 		// order); reading it without decoding the line leaves the CPU to
-		// the server, which runs in this process.
+		// the server, on the same cores.
 		rest, ok := bytes.CutPrefix(line, []byte(`{"id":"`))
 		end := bytes.IndexByte(rest, '"')
 		if !ok || end < 0 || !json.Valid(line) {
@@ -204,9 +195,9 @@ func (m *measure) readExport(key string) (lines int, read int64, err error) {
 	return lines, read, sc.Err()
 }
 
-// sampleResident samples VmRSS every interval until stop, which returns
-// the highest reading.
-func sampleResident(interval time.Duration) (stop func() int64) {
+// sampleResident samples p's VmRSS every interval until stop, which
+// returns the highest reading.
+func sampleResident(p *process, interval time.Duration) (stop func() int64) {
 	var (
 		mu   sync.Mutex
 		top  int64
@@ -219,7 +210,7 @@ func sampleResident(interval time.Duration) (stop func() int64) {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			if v, err := residentBytes(); err == nil {
+			if v, err := p.resident(); err == nil {
 				mu.Lock()
 				top = max(top, v)
 				mu.Unlock()
@@ -236,24 +227,6 @@ func sampleResident(interval time.Duration) (stop func() int64) {
 		wg.Wait()
 		return top
 	}
-}
-
-// residentBytes reads VmRSS, this process's resident memory, from
-// /proc/self/status.
-func residentBytes() (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // The console rows (--rows console): the console's pages of the seeded
@@ -95,11 +96,13 @@ func (m *measure) consoleSession() (string, error) {
 }
 
 // consoleSubscription gives the account a subscription, through the store
-// (the server's guard would resolve its target, and nothing delivers
-// here), so that the webhook pages have one to show.
+// (setup; the server's guard would resolve its target), so that the
+// webhook pages have one to show. It is inactive: pds serve's worker
+// would otherwise deliver the other rows' changes to it, in the background
+// of the rows after these.
 func (m *measure) consoleSubscription() (string, error) {
 	now := time.Now().UTC()
 	hook := domain.Webhook{ID: domain.NewID("wh"), AccountID: m.fx.account, Name: "pdsbench", TargetURL: "https://receiver.invalid/hook",
-		Events: domain.WebhookEvents, IsActive: true, Secret: "whsec_pdsbench", SecretVersion: 1, CreatedAt: now, UpdatedAt: now}
-	return hook.ID, m.st.CreateWebhook(m.ctx, hook)
+		Events: domain.WebhookEvents, IsActive: false, Secret: "whsec_pdsbench", SecretVersion: 1, CreatedAt: now, UpdatedAt: now}
+	return hook.ID, m.setup(func(st store.Store) error { return st.CreateWebhook(m.ctx, hook) })
 }

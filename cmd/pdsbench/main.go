@@ -1,8 +1,11 @@
 // Command pdsbench measures the service at scale. For each engine it makes a
 // fresh database, seeds persons through "pds import persons" (a third hold
-// tag A, a fifth tag B) and breadcrumbs, serves the API on a loopback
-// listener in this process, warms it up and measures every row from outside,
-// over HTTP, with a closed-loop load generator. It prints one markdown table.
+// tag A, a fifth tag B) and breadcrumbs, starts "pds serve" on it as a
+// process of its own (the binary built from this checkout, as a user starts
+// it, its JSON log to a file), warms it up and measures every row from
+// outside, over HTTP, with a closed-loop load generator or wrk, against
+// ceilings that each run in a process of their own (ceiling.go). It prints
+// one markdown table.
 //
 //	go run ./cmd/pdsbench --engine both --persons 20000
 //	go run ./cmd/pdsbench --engine both --persons 20000 --rows bulk
@@ -19,8 +22,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	_ "net/http/pprof" // served on --pprof only
 	"os"
@@ -33,13 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pds-dev/pds/internal/clock"
-	"github.com/pds-dev/pds/internal/console"
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/httpapi"
-	"github.com/pds-dev/pds/internal/ratelimit"
-	"github.com/pds-dev/pds/internal/service"
-	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/sqlite"
@@ -68,7 +63,13 @@ type config struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "ceiling" {
+		err = runCeiling(ctx, os.Args[2:])
+	} else {
+		err = run(ctx, os.Args[1:])
+	}
+	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "pdsbench:", err)
 		}
@@ -86,10 +87,10 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of each sustained row, and the most any latency row runs")
 	fs.IntVar(&c.requests, "requests", 1000, "requests of each latency row (sequential, one connection)")
 	fs.StringVar(&c.out, "out", "", "also write the table to this file")
-	fs.StringVar(&c.pdsBin, "pds", "", "the pds binary that runs the seed's pds import persons (default: go build ./cmd/pds into a temporary directory); the server measured is this program's own build")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows (server and load generator) to this file")
-	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this address while running (e.g. 127.0.0.1:6060)")
-	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the SQLite file or the PostgreSQL schema (its name is printed) for inspection")
+	fs.StringVar(&c.pdsBin, "pds", "", "the pds binary measured (pds serve) and run for the seed's pds import persons (default: go build ./cmd/pds into a temporary directory)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rows to this file (the load generator) and of each pds serve to this file with .ENGINE-NAME added")
+	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this program (the load generator) on this address while running (e.g. 127.0.0.1:6060)")
+	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the run's directory (the SQLite file, the servers' logs) and the PostgreSQL schema, their names printed, for inspection")
 	fs.StringVar(&c.reuse, "reuse", "", "measure again the database a --keep run left, named by the fixture.json it printed (one engine)")
 	only := fs.String("only", "", "measure only these rows, by number (e.g. 2,4); the import row comes with a seed")
 	fs.StringVar(&c.peer, "peer", "", "base URL of a PocketBase to compare creates and reads with (--rows peer), e.g. http://127.0.0.1:8090")
@@ -132,10 +133,12 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !c.keepDatabase {
+	if c.keepDatabase {
+		fmt.Fprintf(os.Stderr, "pdsbench: the run's directory %s is kept\n", dir)
+	} else {
 		defer os.RemoveAll(dir)
 	}
-	if c.pdsBin == "" && c.seeded() {
+	if c.pdsBin == "" {
 		c.pdsBin = filepath.Join(dir, "pds")
 		build := exec.CommandContext(ctx, "go", "build", "-o", c.pdsBin, "github.com/pds-dev/pds/cmd/pds")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -283,25 +286,23 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 		}
 	}
 
-	// The server, in this process, on a loopback listener.
-	st, err := open(ctx, database)
+	srv, err := startPDS(c, "pds-serve", dir, database)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer st.Close()
-	lim, log := ratelimit.For(st), slog.New(slog.DiscardHandler)
-	shared := serving.Settings{PublicURL: "http://127.0.0.1"}
-	cons := console.New(console.Config{Settings: shared}, st, clock.System{}, lim, log)
-	base, stopServer, err := serve(httpapi.New(httpapi.Config{Settings: shared, Console: cons.Handler()}, st,
-		clock.System{}, lim, log).Handler())
-	if err != nil {
-		return nil, nil, err
-	}
-	defer stopServer()
-
-	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: base, logf: logf, st: st, database: database}
+	defer srv.stop()
+	m := &measure{ctx: ctx, c: c, engine: engine, fx: fx, base: srv.base, pds: srv, dir: dir, logf: logf, database: database}
 	m.rows = rows
+	if err := settle(ctx, engine, database, srv, logf); err != nil {
+		return nil, nil, err
+	}
+	if err := srv.profileRows(c, engine, "pds-serve"); err != nil {
+		return nil, nil, err
+	}
 	m.all()
+	if err := srv.stop(); err != nil {
+		m.fail("%v", err)
+	}
 	return m.rows, m.failures, nil
 }
 
@@ -317,18 +318,13 @@ func seed(ctx context.Context, c config, engine, database, dir string, logf func
 		return fx, nil, err
 	}
 	now := time.Now().UTC()
-	fx.account = domain.NewID("acc")
-	err = st.CreateAccount(ctx, domain.Account{ID: fx.account, Name: "pdsbench", CreatedAt: now})
+	fx.account, fx.key, err = accountWithKey(ctx, st, "pdsbench")
 	var tagA, tagB domain.Tag
 	if err == nil {
 		tagA, _, err = st.CreateTag(ctx, domain.Tag{AccountID: fx.account, Name: "A", Context: "person", DateCreated: domain.T(now)})
 	}
 	if err == nil {
 		tagB, _, err = st.CreateTag(ctx, domain.Tag{AccountID: fx.account, Name: "B", Context: "person", DateCreated: domain.T(now)})
-	}
-	if err == nil {
-		unlimited := 1 << 30
-		_, fx.key, err = service.MintKey(ctx, st, service.KeyRequest{AccountID: fx.account, Scopes: domain.AllScopes, RateLimit: &unlimited}, now)
 	}
 	st.Close()
 	if err == nil && engine == "postgres" {
@@ -354,13 +350,25 @@ func seed(ctx context.Context, c config, engine, database, dir string, logf func
 	rows := []row{{engine: engine, name: "7. `pds import persons`, wall time", throughput: fmt.Sprintf("%.0f persons/s", float64(c.persons)/took.Seconds()),
 		note: fmt.Sprintf("%d lines in %s, of which statistics %s", c.persons, took.Round(time.Millisecond), analyze)}}
 
-	// Breadcrumbs in bulk.
 	db, err := rawDB(engine, database)
 	if err != nil {
 		return fx, nil, err
 	}
-	logf("seeding %d breadcrumbs per person", c.perPerson)
+	// The import opened a burst per person, which pds serve's worker
+	// closes once due (after the import's window, 5 minutes): with no
+	// subscription, by deleting it. Left to the worker, a million closes
+	// land on whichever rows run then; delete them as it would have by the
+	// time anyone measured.
 	t0 := time.Now()
+	if _, err := db.ExecContext(ctx, `DELETE FROM bursts WHERE account_id = $1`, fx.account); err != nil {
+		db.Close()
+		return fx, nil, fmt.Errorf("closing the import's bursts: %w", err)
+	}
+	logf("the import's bursts closed in %s", time.Since(t0).Round(time.Millisecond))
+
+	// Breadcrumbs in bulk.
+	logf("seeding %d breadcrumbs per person", c.perPerson)
+	t0 = time.Now()
 	fx.breadcrumbs, err = seedBreadcrumbs(ctx, db, engine, fx.account, c.perPerson, time.Now().UTC())
 	if err == nil {
 		err = samplePersons(ctx, db, &fx)
@@ -379,45 +387,31 @@ func seed(ctx context.Context, c config, engine, database, dir string, logf func
 		return fx, nil, err
 	}
 	t0 = time.Now()
-	if f, ok := st.(interface{ FoldTimelines(context.Context) error }); ok {
-		err = f.FoldTimelines(ctx)
-	}
+	err = foldTimelines(ctx, st)
 	st.Close()
 	if err != nil {
 		return fx, nil, err
 	}
 	logf("counts folded in %s", time.Since(t0).Round(time.Millisecond))
 	// The rows measure what a user gets right after pds import persons: the
-	// tables it wrote (persons, their links, outbox rows and tag bits) keep
-	// the statistics it left, and with autovacuum off (withoutAutovacuum)
+	// tables it wrote (persons, their links and tag bits) keep the
+	// statistics it left, and with autovacuum off (withoutAutovacuum)
 	// nothing else refreshes them. The breadcrumbs are this seed's own,
 	// written by INSERTs the product never sends; they stand for a history
 	// that arrived over weeks, which autovacuum would have vacuumed and
 	// analyzed as it grew. So are their timeline deltas (three million
 	// written by their triggers and deleted by the fold) and the buckets the
-	// fold moved them into, nearly all of timeline_counts: vacuum and
-	// analyze those three tables, as autovacuum would have, and no other.
+	// fold moved them into, nearly all of timeline_counts, and the import's
+	// outbox rows, all closed above: vacuum and analyze those four tables,
+	// as autovacuum would have, and no other.
 	if engine == "postgres" {
 		db, err := rawDB(engine, database)
 		if err != nil {
 			return fx, nil, err
 		}
 		defer db.Close()
-		if _, err := db.ExecContext(ctx, `VACUUM ANALYZE breadcrumbs, timeline_deltas, timeline_counts`); err != nil {
+		if _, err := db.ExecContext(ctx, `VACUUM ANALYZE breadcrumbs, timeline_deltas, timeline_counts, bursts`); err != nil {
 			return fx, nil, err
-		}
-		// The seed dirtied gigabytes of pages that no measured request
-		// wrote. Left to the background checkpoint, their write-back and
-		// its final fsync land on whichever row runs then, and stall its
-		// commits; a full run measured that as the Append Breadcrumb p99
-		// doubling. Settle it first, for steadiness: a checkpoint writes
-		// pages back and changes no statistics or plan. CHECKPOINT needs
-		// the pg_checkpoint role; without it the run goes on unsettled.
-		t0 = time.Now()
-		if _, err := db.ExecContext(ctx, `CHECKPOINT`); err != nil {
-			logf("not settled: CHECKPOINT failed (%v); the seed's write-back may land on a row", err)
-		} else {
-			logf("seed written back (CHECKPOINT) in %s", time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	return fx, rows, nil
@@ -428,16 +422,4 @@ func open(ctx context.Context, database string) (store.Store, error) {
 		return postgres.Open(ctx, database, postgres.Options{})
 	}
 	return sqlite.Open(ctx, database)
-}
-
-// serve runs h on a loopback listener with pds serve's timeouts.
-func serve(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: nil}
-	go func() { _ = hs.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
 }

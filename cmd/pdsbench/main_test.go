@@ -2,7 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -93,5 +99,69 @@ func TestResultsAdd(t *testing.T) {
 	}
 	if !slices.Equal(a.latencies, []time.Duration{1, 5}) {
 		t.Errorf("add changed its receiver: %v", a.latencies)
+	}
+}
+
+// TestCPUOf: the CPU time read from /proc/PID/stat is what the kernel
+// reports to the process itself, to a clock tick or two.
+func TestCPUOf(t *testing.T) {
+	var ru syscall.Rusage
+	for start := time.Now(); time.Since(start) < 10*time.Second; {
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		if ru.Utime.Nano()+ru.Stime.Nano() > int64(100*time.Millisecond) {
+			break
+		}
+	}
+	got := cpuOf(os.Getpid())
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if got <= 0 || got > want || want-got > 100*time.Millisecond {
+		t.Fatalf("cpuOf %v, getrusage %v", got, want)
+	}
+}
+
+// TestCPUProfileEndsOnHalfClose: a profile asked for a day ends, and is
+// written whole, when the client half-closes its connection.
+func TestCPUProfileEndsOnHalfClose(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	p, err := startCPUProfile(ln.Addr().String(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := p.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("finish took %v", took)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A profile is gzipped protobuf.
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("not a profile: %q", b[:min(len(b), 64)])
+	}
+}
+
+func TestWithoutSettings(t *testing.T) {
+	got := withoutSettings([]string{"PATH=/bin", "PDS_RATE_LIMIT=5", "HOME=/root", "PDS_DATABASE=x.db"})
+	if !slices.Equal(got, []string{"PATH=/bin", "HOME=/root"}) {
+		t.Fatalf("%v", got)
 	}
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -22,19 +22,44 @@ const pageSize = 25
 
 // measure runs the rows of one engine against its server.
 type measure struct {
-	ctx      context.Context
-	c        config
-	engine   string
-	fx       fixture
-	base     string
-	logf     func(string, ...any)
+	ctx    context.Context
+	c      config
+	engine string
+	fx     fixture
+	base   string
+	logf   func(string, ...any)
+	// pds is the pds serve process at base, whose CPU time and memory
+	// rows read.
+	pds *process
+	// dir is the run's directory, for the logs of the processes a row
+	// starts.
+	dir      string
 	rows     []row
 	failures []string
-	// st is the store the server serves, for what a row sets up outside
-	// the API (an account, a key).
-	st store.Store
-	// database is what st was opened on, for a row that runs pds on it.
+	// database is what the server serves, for what a row sets up outside
+	// the API (setup) or runs pds on.
 	database string
+}
+
+// setup runs f on a store of the server's database, for what a row sets
+// up outside the API (an account, a key), as pds's own commands do beside
+// a running server. The store is closed before the rows go on: left open,
+// it would work in the background (SQLite's checkpointer, the fold) while
+// they measure.
+func (m *measure) setup(f func(store.Store) error) error {
+	st, err := open(m.ctx, m.database)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f(st), st.Close())
+}
+
+// stopCeiling stops a ceiling a row started, failing the run if it did
+// not stop cleanly.
+func (m *measure) stopCeiling(p *process) {
+	if err := p.stop(); err != nil {
+		m.fail("%v", err)
+	}
 }
 
 // rowGroups are the groups of rows --rows picks from. A file of rows adds
@@ -258,9 +283,12 @@ func (m *measure) lookupByEmail() {
 const ratioRounds = 4
 
 // getPersonRatio measures Get Person with 64 connections, and a bare
-// net/http handler that writes the same JSON, with the same generator, in
-// the same run, taking turns (ratioRounds slices of each): the ratio is what
-// the service keeps of what net/http serves on this machine.
+// net/http handler that writes the same JSON (a process of its own), with
+// the same generator, in the same run, taking turns (ratioRounds slices of
+// each): the ratio is what the service keeps of what net/http serves on
+// this machine. On PostgreSQL wrk also takes turns with a bare read of the
+// person's row (ceiling.go): what the service keeps of what the database
+// serves.
 func (m *measure) getPersonRatio() {
 	const conns = 64
 	ids := m.fx.samplePerson
@@ -269,21 +297,18 @@ func (m *measure) getPersonRatio() {
 		m.fail("get person: %v", err)
 		return
 	}
-	bareURL, stop, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
-	}))
+	handler, err := startRespondCeiling(m.dir, "get-person", http.StatusOK, body)
 	if err != nil {
 		m.fail("bare handler: %v", err)
 		return
 	}
-	defer stop()
+	defer m.stopCeiling(handler)
 	next := func(i int) request {
 		return request{method: http.MethodGet, path: "/persons/" + ids[i%len(ids)], want: http.StatusOK}
 	}
 	slice := m.c.duration / ratioRounds
 	serviceLoad := load{client: newClient(conns), base: m.base, key: m.fx.key, conns: conns, timeout: slice, next: next}
-	bareLoad := load{client: newClient(conns), base: bareURL, conns: conns, timeout: slice, next: next}
+	bareLoad := load{client: newClient(conns), base: handler.base, conns: conns, timeout: slice, next: next}
 	// Neither side's first second counts: its 64 connections are opened,
 	// and the service's caches and prepared statements filled.
 	m.logf("6. Get Person and a bare handler, 64 connections, warming up")
@@ -318,8 +343,19 @@ func (m *measure) getPersonRatio() {
 		throughput: fmt.Sprintf("%.0f req/s", service.perSecond()), note: note})
 	m.rows = append(m.rows, row{engine: m.engine, name: "6. bare net/http handler writing the same JSON, 64 connections", n: bare.n(),
 		p50: bare.p50(), p99: bare.p99(), throughput: fmt.Sprintf("%.0f req/s", bare.perSecond()), note: "same generator, same run, taking turns with the row above"})
-	m.wrkRatio("6. Get Person, 64 connections, by wrk", "6. bare net/http handler writing the same JSON, 64 connections, by wrk",
-		bareURL, wrkScript{method: http.MethodGet, paths: personPaths(ids), key: m.fx.key}, conns)
+	ceilings := []ceiling{{target: target{handler.base, handler}, of: "the bare handler",
+		name: "6. bare net/http handler writing the same JSON, 64 connections, by wrk"}}
+	if m.engine == "postgres" {
+		read, err := startCeiling(m.dir, "postgres-read", "postgres-read", "--database", m.database)
+		if err != nil {
+			m.fail("bare PostgreSQL read: %v", err)
+			return
+		}
+		defer m.stopCeiling(read)
+		ceilings = append(ceilings, ceiling{target: target{read.base, read}, of: "the bare PostgreSQL read",
+			name: "6. bare PostgreSQL read: the persons row by primary key through pgxpool, as JSON, 64 connections, by wrk"})
+	}
+	m.wrkRatio("6. Get Person, 64 connections, by wrk", wrkScript{method: http.MethodGet, paths: personPaths(ids), key: m.fx.key}, conns, ceilings...)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -333,29 +369,49 @@ func personPaths(ids []string) []string {
 	return out
 }
 
-// wrkRatio adds the rows of a service row and its bare ceiling driven by
-// wrk, in turns, with the ratio of their medians (nothing without wrk).
-func (m *measure) wrkRatio(name, bareName, bareURL string, s wrkScript, conns int) {
+// ceiling is what a ratio divides by: a server in a process of its own,
+// what the ratio's note calls it and the name of its own row.
+type ceiling struct {
+	target
+	of, name string
+}
+
+// wrkRatio adds the row of the service driven by wrk in turns with its
+// ceilings, with the ratio of their medians to each, and a row for each
+// ceiling (nothing without wrk).
+func (m *measure) wrkRatio(name string, s wrkScript, conns int, ceilings ...ceiling) {
 	if !haveWrk() {
 		m.logf("%s: no wrk on PATH (apt-get install wrk); skipped", name)
 		return
 	}
-	m.logf("%s, taking turns with the bare handler", name)
-	service, bare, ratios, err := m.wrkTurns(m.base, bareURL, s, conns)
+	m.logf("%s, taking turns with its ceilings", name)
+	targets := []target{{m.base, m.pds}}
+	for _, c := range ceilings {
+		targets = append(targets, c.target)
+	}
+	results, ratios, err := m.wrkTurns(targets, s, conns)
 	if err != nil {
 		m.fail("%s: %v", name, err)
 		return
 	}
-	note := ratioNote(ratios, "the bare handler", service.perSecond(), bare.perSecond()) +
-		fmt.Sprintf("; server CPU %.0f µs a request (bare %.0f)", us(service.cpuPerRequest()), us(bare.cpuPerRequest()))
+	service := results[0]
+	var notes, cpus []string
+	for i, c := range ceilings {
+		notes = append(notes, ratioNote(ratios[i], c.of, service.perSecond(), results[i+1].perSecond()))
+		cpus = append(cpus, fmt.Sprintf("%s %.0f", c.of, us(results[i+1].cpuPerRequest())))
+	}
+	note := strings.Join(notes, "; ") + fmt.Sprintf("; server CPU %.0f µs a request (%s)", us(service.cpuPerRequest()), strings.Join(cpus, ", "))
 	if service.failed > 0 {
 		m.fail("%s: %d of %d requests failed", name, service.failed, service.requests)
 		note = fmt.Sprintf("**%d failed** ", service.failed) + note
 	}
 	m.rows = append(m.rows, row{engine: m.engine, name: name, n: service.requests, p50: service.p50, p99: service.p99,
 		throughput: fmt.Sprintf("%.0f req/s", service.perSecond()), note: note})
-	m.rows = append(m.rows, row{engine: m.engine, name: bareName, n: bare.requests, p50: bare.p50, p99: bare.p99,
-		throughput: fmt.Sprintf("%.0f req/s", bare.perSecond()), note: "wrk, one thread, in turns with the row above"})
+	for i, c := range ceilings {
+		r := results[i+1]
+		m.rows = append(m.rows, row{engine: m.engine, name: c.name, n: r.requests, p50: r.p50, p99: r.p99,
+			throughput: fmt.Sprintf("%.0f req/s", r.perSecond()), note: "wrk, one thread, in turns with the row above; a process of its own"})
+	}
 }
 
 // median of sorted values; 0 for none.
@@ -431,25 +487,21 @@ func (m *measure) appendsRatio() {
 		m.fail("append breadcrumb: %v", err)
 		return
 	}
-	bareURL, stop, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
-	}))
+	bare, err := startRespondCeiling(m.dir, "append-breadcrumb", http.StatusCreated, body)
 	if err != nil {
 		m.fail("bare handler: %v", err)
 		return
 	}
-	defer stop()
+	defer m.stopCeiling(bare)
 	rng := unseededPersons()
 	bodies := make([]string, 10_000)
 	for i := range bodies {
 		bodies[i] = fmt.Sprintf(`{"flavor":"page_view","external_id":%q}`, seedExternalID(rng.IntN(m.fx.seeded)))
 	}
 	m.wrkRatio(fmt.Sprintf("8. Append Breadcrumb, 32 connections, random persons of %d, sustained, by wrk", m.fx.seeded),
-		"8. bare net/http handler answering each POST with a breadcrumb, 32 connections, by wrk", bareURL,
-		wrkScript{method: http.MethodPost, paths: []string{"/breadcrumbs"}, bodies: bodies, key: m.fx.key}, conns)
+		wrkScript{method: http.MethodPost, paths: []string{"/breadcrumbs"}, bodies: bodies, key: m.fx.key}, conns,
+		ceiling{target: target{bare.base, bare}, of: "the bare handler",
+			name: "8. bare net/http handler answering each POST with a breadcrumb, 32 connections, by wrk"})
 }
 
 // unseededPersons picks the persons of a write row, different ones in

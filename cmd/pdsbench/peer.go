@@ -7,31 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/pds-dev/pds/internal/clock"
-	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/httpapi"
-	"github.com/pds-dev/pds/internal/ratelimit"
-	"github.com/pds-dev/pds/internal/service"
-	"github.com/pds-dev/pds/internal/serving"
 )
 
 // The peer group (--rows peer --peer URL --peer-admin EMAIL:PASSWORD):
 // pds beside PocketBase, which the operator started on the same machine
-// (pdsbench builds and runs nothing of it), on empty databases: pds on a
-// fresh database of the engine, PocketBase on a fresh collection that
-// pdsbench makes through its superuser, with the fields of a person's
-// identifiers and rules that let anyone create and view. Creates (Upsert
-// Person of a new person against create-record) and reads (Get Person
-// against view-record) take turns, ratioRounds slices each, driven by wrk
-// with 64 connections; the row gives every turn's ratio, since the goal
-// holds at every round, not on the median. pds keeps its durability:
-// every write it acknowledges is synced to disk (PocketBase's SQLite runs
-// with synchronous=NORMAL).
+// (pdsbench builds and runs nothing of it), on empty databases: pds serve
+// (a process of its own) on a fresh database of the engine, PocketBase on
+// a fresh collection that pdsbench makes through its superuser, with the
+// fields of a person's identifiers and rules that let anyone create and
+// view. Creates (Upsert Person of a new person against create-record) and
+// reads (Get Person against view-record) take turns, ratioRounds slices
+// each, driven by wrk with 64 connections; the row gives every turn's
+// ratio, since the goal holds at every round, not on the median. pds keeps
+// its durability: every write it acknowledges is synced to disk
+// (PocketBase's SQLite runs with synchronous=NORMAL).
 
 const peerConns = 64
 
@@ -52,29 +44,25 @@ func benchPeer(ctx context.Context, c config, engine, dir string) ([]row, []stri
 	if err != nil {
 		return nil, nil, err
 	}
-	defer st.Close()
-	now := time.Now().UTC()
-	acc := domain.NewID("acc")
-	if err := st.CreateAccount(ctx, domain.Account{ID: acc, Name: "pdsbench peer", CreatedAt: now}); err != nil {
+	_, key, err := accountWithKey(ctx, st, "pdsbench peer")
+	if err = errors.Join(err, st.Close()); err != nil {
 		return nil, nil, err
 	}
-	unlimited := 1 << 30
-	_, key, err := service.MintKey(ctx, st, service.KeyRequest{AccountID: acc, Scopes: domain.AllScopes, RateLimit: &unlimited}, now)
+	srv, err := startPDS(c, "pds-serve", dir, database)
 	if err != nil {
 		return nil, nil, err
 	}
-	base, stop, err := serve(httpapi.New(httpapi.Config{Settings: serving.Settings{PublicURL: "http://127.0.0.1"}}, st,
-		clock.System{}, ratelimit.For(st), slog.New(slog.DiscardHandler)).Handler())
-	if err != nil {
+	defer srv.stop()
+	if err := srv.profileRows(c, engine, "peer"); err != nil {
 		return nil, nil, err
 	}
-	defer stop()
+	base := srv.base
 	pb, err := newPocketBase(ctx, c.peer, c.peerAdmin)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer pb.drop()
-	m := &measure{ctx: ctx, c: c, engine: engine, base: base, logf: logf, st: st, fx: fixture{key: key}}
+	m := &measure{ctx: ctx, c: c, engine: engine, base: base, pds: srv, dir: dir, logf: logf, database: database, fx: fixture{key: key}}
 
 	create := func(path string) wrkScript {
 		return wrkScript{method: http.MethodPost, paths: []string{path}, key: key, bodyTwice: true,
@@ -96,6 +84,9 @@ func benchPeer(ctx context.Context, c config, engine, dir string) ([]row, []stri
 	m.peerTurns("13. Get Person ÷ PocketBase view-record, 64 connections",
 		wrkScript{method: http.MethodGet, paths: personPaths(ours), key: key}, pb.base,
 		wrkScript{method: http.MethodGet, paths: recordPaths(pb.records(), theirs)})
+	if err := srv.stop(); err != nil {
+		m.fail("%v", err)
+	}
 	return m.rows, m.failures, nil
 }
 
@@ -108,10 +99,10 @@ func (m *measure) peerTurns(name string, ours wrkScript, peerBase string, theirs
 	var ratios []string
 	least := 0.0
 	for i := range ratioRounds + 1 {
-		a, err := runWrk(m.ctx, m.base, ours, peerConns, slice)
+		a, err := runWrk(m.ctx, target{m.base, m.pds}, ours, peerConns, slice)
 		if err == nil {
 			var b wrkResult
-			if b, err = runWrk(m.ctx, peerBase, theirs, peerConns, slice); err == nil && i > 0 {
+			if b, err = runWrk(m.ctx, target{base: peerBase}, theirs, peerConns, slice); err == nil && i > 0 {
 				// The first turn of each warms up, unmeasured.
 				mine, them = mine.add(a), them.add(b)
 				r := a.perSecond() / b.perSecond()

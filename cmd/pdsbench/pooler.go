@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,16 +10,12 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/bouncer"
-	"github.com/pds-dev/pds/internal/clock"
-	"github.com/pds-dev/pds/internal/httpapi"
-	"github.com/pds-dev/pds/internal/ratelimit"
-	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store/postgres"
 )
 
 // The pooler group (--rows pooler, PostgreSQL): what a transaction-mode
-// pooler between the service and its database costs. A second server in
-// this process serves the seeded database through Debian's pgbouncer
+// pooler between the service and its database costs. A second pds serve
+// process serves the seeded database through Debian's pgbouncer
 // (internal/bouncer), whose server pool is as large as the service's own
 // pool, and Get Person (64 connections) and sustained new upserts (32)
 // take turns on the two servers, ratioRounds slices each: the row gives the
@@ -64,7 +59,8 @@ func (m *measure) poolerRows() {
 	}
 }
 
-// servePooled serves the seeded database through a pgbouncer of its own.
+// servePooled serves the seeded database through a pgbouncer of its own,
+// with a second pds serve as the README's "Through a pooler" starts one.
 func (m *measure) servePooled(bin string) (base string, stop func(), err error) {
 	server, schema, err := splitSchema(m.database)
 	if err != nil {
@@ -79,20 +75,20 @@ func (m *measure) servePooled(bin string) (base string, stop func(), err error) 
 		b.Close()
 		return "", nil, err
 	}
-	st, err := postgres.Open(m.ctx, pooledURL, postgres.Options{KeepSchema: true})
+	srv, err := startPDS(m.c, "pds-serve-pgbouncer", m.dir, pooledURL, "--migrate=false")
 	if err != nil {
 		b.Close()
 		return "", nil, err
 	}
-	lim, log := ratelimit.For(st), slog.New(slog.DiscardHandler)
-	base, stopServer, err := serve(httpapi.New(httpapi.Config{Settings: serving.Settings{PublicURL: "http://127.0.0.1"}}, st,
-		clock.System{}, lim, log).Handler())
-	if err != nil {
-		st.Close()
-		b.Close()
-		return "", nil, err
+	if err := srv.profileRows(m.c, m.engine, "pds-serve-pgbouncer"); err != nil {
+		m.fail("pooler: %v", err)
 	}
-	return base, func() { stopServer(); st.Close(); b.Close() }, nil
+	return srv.base, func() {
+		if err := srv.stop(); err != nil {
+			m.fail("pooler: %v", err)
+		}
+		b.Close()
+	}, nil
 }
 
 // splitSchema parts a benchmark database URL into the server's URL and the

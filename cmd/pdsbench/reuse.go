@@ -55,9 +55,7 @@ func recount(ctx context.Context, engine, database string, fx *fixture) error {
 	if err != nil {
 		return err
 	}
-	if f, ok := st.(interface{ FoldTimelines(context.Context) error }); ok {
-		err = f.FoldTimelines(ctx)
-	}
+	err = foldTimelines(ctx, st)
 	st.Close()
 	if err != nil {
 		return fmt.Errorf("folding the timelines left by earlier runs: %w", err)

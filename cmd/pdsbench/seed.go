@@ -21,6 +21,8 @@ import (
 	_ "modernc.org/sqlite"             // the "sqlite" driver, for the bulk seed
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
 )
 
@@ -97,6 +99,29 @@ func withoutAutovacuum(ctx context.Context, database string) error {
 	return err
 }
 
+// accountWithKey makes an account and a key of every scope whose own rate
+// limit (a key's --rate-limit) no row reaches, so that pds serve's default
+// limit per key stays out of what the rows measure.
+func accountWithKey(ctx context.Context, st store.Store, name string) (account, key string, err error) {
+	now := time.Now().UTC()
+	account = domain.NewID("acc")
+	if err := st.CreateAccount(ctx, domain.Account{ID: account, Name: name, CreatedAt: now}); err != nil {
+		return "", "", err
+	}
+	unlimited := 1 << 30
+	_, key, err = service.MintKey(ctx, st, service.KeyRequest{AccountID: account, Scopes: domain.AllScopes, RateLimit: &unlimited}, now)
+	return account, key, err
+}
+
+// foldTimelines folds the timeline deltas raw INSERTs left into their
+// counts, as the server would in the background.
+func foldTimelines(ctx context.Context, st store.Store) error {
+	if f, ok := st.(interface{ FoldTimelines(context.Context) error }); ok {
+		return f.FoldTimelines(ctx)
+	}
+	return nil
+}
+
 // Person i of the seed: identifiers the rows can name without a lookup.
 func seedExternalID(i int) string { return "ext-" + strconv.Itoa(i) }
 func seedEmail(i int) string      { return "p" + strconv.Itoa(i) + "@bench.example" }
@@ -130,11 +155,13 @@ func writePersons(path string, n int, tagA, tagB string) error {
 	return f.Close()
 }
 
-// importPersons runs "pds import persons" and returns its wall time, and
-// the part of it the import spent on the planner's statistics after its
-// commit (as it reports it; a pds that does not reports none).
-func importPersons(ctx context.Context, pdsBin, database, account, file string, n int) (took, analyze time.Duration, err error) {
-	cmd := exec.CommandContext(ctx, pdsBin, "import", "persons", "--account", account, "--database", database, "--json", file)
+// importPersons runs "pds import persons" (with the flags in extra too)
+// and returns its wall time, and the part of it the import spent on the
+// planner's statistics after its commit (as it reports it; a pds that does
+// not reports none).
+func importPersons(ctx context.Context, pdsBin, database, account, file string, n int, extra ...string) (took, analyze time.Duration, err error) {
+	args := append([]string{"import", "persons", "--account", account, "--database", database, "--json"}, extra...)
+	cmd := exec.CommandContext(ctx, pdsBin, append(args, file)...)
 	cmd.Stderr = os.Stderr
 	t0 := time.Now()
 	out, err := cmd.Output()

@@ -12,17 +12,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // The throughput rows are driven by wrk (Debian's), in a process of its
 // own: the lightest plain generator at hand, so that it takes no more of
 // the machine's cores from a bare net/http handler than from the service.
-// pdsbench's own Go generator (load.go), in the service's process, took a
-// larger share and lowered the bare handler more than the service (Get
-// Person at 0.513 of the bare handler by it, 0.39 by wrk, the same day);
-// the rows quote both until they agree.
+// pdsbench's own Go generator (load.go) takes a larger share; row 6 quotes
+// both until they agree.
 
 // wrkThreads is wrk's threads: one event loop drives 64 connections on
 // loopback well past what the service serves, and a second would take a
@@ -54,9 +51,8 @@ type wrkResult struct {
 	// failed counts the answers that were not 2xx or 3xx and the socket
 	// errors (connect, read, write, timeout).
 	failed int
-	// cpu is the CPU time this process (the server under measurement)
-	// spent during the run: less sensitive than throughput to other work
-	// on the machine.
+	// cpu is the CPU time the server's process spent during the run: less
+	// sensitive than throughput to other work on the machine.
 	cpu time.Duration
 }
 
@@ -68,13 +64,11 @@ func (r wrkResult) cpuPerRequest() time.Duration {
 	return r.cpu / time.Duration(r.requests)
 }
 
-// processCPU is the CPU time, user and system, this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// target is a server a wrk run drives: its base URL, and its process,
+// whose CPU time the run reads (nil for one pdsbench did not start).
+type target struct {
+	base string
+	proc *process
 }
 
 func (r wrkResult) perSecond() float64 {
@@ -147,8 +141,8 @@ end
 	return b.String()
 }
 
-// runWrk runs wrk on base with conns connections for d.
-func runWrk(ctx context.Context, base string, s wrkScript, conns int, d time.Duration) (wrkResult, error) {
+// runWrk runs wrk on t with conns connections for d.
+func runWrk(ctx context.Context, t target, s wrkScript, conns int, d time.Duration) (wrkResult, error) {
 	dir, err := os.MkdirTemp("", "pdsbench-wrk-")
 	if err != nil {
 		return wrkResult{}, err
@@ -160,12 +154,12 @@ func runWrk(ctx context.Context, base string, s wrkScript, conns int, d time.Dur
 	}
 	secs := max(1, int(d.Round(time.Second)/time.Second))
 	cmd := exec.CommandContext(ctx, "wrk", "-t", strconv.Itoa(wrkThreads), "-c", strconv.Itoa(conns), "-d", strconv.Itoa(secs)+"s",
-		"--timeout", "10s", "-s", script, base+s.paths[0])
+		"--timeout", "10s", "-s", script, t.base+s.paths[0])
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	cpu := processCPU()
+	cpu := t.proc.cpu()
 	err = cmd.Run()
-	cpu = processCPU() - cpu
+	cpu = t.proc.cpu() - cpu
 	if err != nil {
 		return wrkResult{}, fmt.Errorf("wrk: %w: %s", err, stderr.String())
 	}
@@ -193,32 +187,38 @@ func haveWrk() bool {
 	return err == nil
 }
 
-// wrkTurns runs s with conns connections on a and b in turns, a second of
-// each unmeasured first, then ratioRounds slices of each, and returns what
-// each side served in all and the ratios a ÷ b of the turns, sorted.
-func (m *measure) wrkTurns(a, b string, s wrkScript, conns int) (ra, rb wrkResult, ratios []float64, err error) {
+// wrkTurns runs s with conns connections on each target in turn, a
+// second of each unmeasured first, then ratioRounds rounds, and returns
+// what each target served in all and, for each target after the first,
+// the ratios first ÷ it of the rounds, sorted.
+func (m *measure) wrkTurns(targets []target, s wrkScript, conns int) ([]wrkResult, [][]float64, error) {
 	slice := max(time.Second, m.c.duration/ratioRounds)
-	for _, base := range []string{a, b} {
-		if _, err := runWrk(m.ctx, base, s, conns, time.Second); err != nil {
-			return ra, rb, nil, err
+	for _, t := range targets {
+		if _, err := runWrk(m.ctx, t, s, conns, time.Second); err != nil {
+			return nil, nil, err
 		}
 	}
+	total := make([]wrkResult, len(targets))
+	ratios := make([][]float64, len(targets)-1)
 	for range ratioRounds {
-		x, err := runWrk(m.ctx, a, s, conns, slice)
-		if err != nil {
-			return ra, rb, nil, err
+		round := make([]wrkResult, len(targets))
+		for i, t := range targets {
+			r, err := runWrk(m.ctx, t, s, conns, slice)
+			if err != nil {
+				return nil, nil, err
+			}
+			round[i], total[i] = r, total[i].add(r)
 		}
-		y, err := runWrk(m.ctx, b, s, conns, slice)
-		if err != nil {
-			return ra, rb, nil, err
+		for i := range ratios {
+			if round[i+1].perSecond() > 0 {
+				ratios[i] = append(ratios[i], round[0].perSecond()/round[i+1].perSecond())
+			}
 		}
-		if y.perSecond() > 0 {
-			ratios = append(ratios, x.perSecond()/y.perSecond())
-		}
-		ra, rb = ra.add(x), rb.add(y)
 	}
-	slices.Sort(ratios)
-	return ra, rb, ratios, nil
+	for _, r := range ratios {
+		slices.Sort(r)
+	}
+	return total, ratios, nil
 }
 
 // add is r and o as one run; its percentiles are the larger of the two
