@@ -31,16 +31,20 @@ func accountID(r *http.Request) string { return principalOf(r.Context()).key.Acc
 
 // authenticate checks the bearer key (service.Authenticate decides). An
 // address that has failed too often this minute is refused before its key
-// is read (serving.Settings.AuthFailures), and every failure counts.
+// is read (serving.Settings.AuthFailures); every attempt counts against it
+// until its key turns out good, so that simultaneous attempts cannot pass
+// the check together.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principal, bool) {
-	addr, now := s.cfg.ClientAddress(r), s.now()
-	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
+	now := s.now()
+	attempt, d := s.cfg.AuthFailures.Begin(authFace, s.cfg.ClientAddress(r), now)
+	if !d.Allowed {
 		w.Header().Set("Retry-After", strconv.Itoa(d.ResetIn(now)))
 		writeProblem(w, r, newProblem(http.StatusTooManyRequests, d.ThrottledRefusal(now)))
 		return nil, false
 	}
+	defer attempt.Succeeded()
 	fail := func(detail string) (*principal, bool) {
-		s.cfg.AuthFailures.Failed(authFace, addr, now)
+		attempt.Failed()
 		w.Header().Set("WWW-Authenticate", `Bearer realm="pds"`)
 		writeProblem(w, r, newProblem(http.StatusUnauthorized, detail))
 		return nil, false

@@ -266,8 +266,14 @@ func (s *Shared) maybePrune(ctx context.Context, start time.Time) {
 // guessing, hopeless as it is, costs neither load nor a line of log per
 // key tried. One Failures serves both faces, so that an address has one
 // budget whichever it tries.
+//
+// An attempt takes its place in the budget before its key is read (Begin)
+// and gives it back only once the key turned out good (Attempt.Succeeded):
+// counted only after a failure, simultaneous attempts would all pass the
+// check before the first of them failed.
 type Failures struct {
-	counts   *Memory
+	mu       sync.Mutex
+	windows  map[string]window
 	limit    int
 	observer FailureObserver
 }
@@ -281,26 +287,80 @@ type FailureObserver interface {
 }
 
 // NewFailures allows each address limit failed authentications a window.
-func NewFailures(limit int) *Failures { return &Failures{counts: NewMemory(), limit: limit} }
+func NewFailures(limit int) *Failures { return &Failures{windows: map[string]window{}, limit: limit} }
 
 // Observe makes o hear of failures and refusals; call it before serving.
 func (f *Failures) Observe(o FailureObserver) { f.observer = o }
 
-// Check says whether addr may try to authenticate now; when it may not,
-// the Decision's Reset says when it may again, and the refusal is counted.
-func (f *Failures) Check(face, addr string, now time.Time) Decision {
-	d, _ := f.counts.Peek(context.Background(), addr, f.limit, now)
-	if !d.Allowed && f.observer != nil {
-		f.observer.AuthThrottled(face)
-	}
-	return d
+// Attempt is one authentication under way, counted against its address
+// until it is known to have succeeded.
+type Attempt struct {
+	f           *Failures
+	face, addr  string
+	windowStart time.Time
+	done        bool
 }
 
-// Failed counts a failed authentication from addr.
-func (f *Failures) Failed(face, addr string, now time.Time) {
-	_, _ = f.counts.Allow(context.Background(), addr, f.limit, now)
-	if f.observer != nil {
-		f.observer.AuthFailed(face)
+// Begin counts an authentication about to be tried from addr, and says
+// whether the address may try it: when its budget is spent, nothing is
+// counted, the refusal is observed and the Decision's Reset says when it
+// may try again. The Attempt of an allowed try must end with Succeeded or
+// Failed.
+func (f *Failures) Begin(face, addr string, now time.Time) (*Attempt, Decision) {
+	f.mu.Lock()
+	start := windowStart(now)
+	w := f.windows[addr]
+	if !w.start.Equal(start) {
+		if len(f.windows) > 10000 {
+			for k, old := range f.windows {
+				if old.start.Before(start) {
+					delete(f.windows, k)
+				}
+			}
+		}
+		w = window{start: start}
+	}
+	d := decide(w.count+1, f.limit, now)
+	if d.Allowed {
+		w.count++
+		f.windows[addr] = w
+	}
+	f.mu.Unlock()
+	if !d.Allowed {
+		if f.observer != nil {
+			f.observer.AuthThrottled(face)
+		}
+		return nil, d
+	}
+	return &Attempt{f: f, face: face, addr: addr, windowStart: start}, d
+}
+
+// Succeeded gives the attempt's place back: the key was good, or the try
+// ended for a reason that says nothing of the key (the database could not
+// answer). Within the window the place was taken in only; a later window
+// started afresh anyway.
+func (a *Attempt) Succeeded() {
+	if a == nil || a.done {
+		return
+	}
+	a.done = true
+	f := a.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if w, ok := f.windows[a.addr]; ok && w.start.Equal(a.windowStart) && w.count > 0 {
+		w.count--
+		f.windows[a.addr] = w
+	}
+}
+
+// Failed keeps the attempt counted: the key, link or session was not one.
+func (a *Attempt) Failed() {
+	if a == nil || a.done {
+		return
+	}
+	a.done = true
+	if a.f.observer != nil {
+		a.f.observer.AuthFailed(a.face)
 	}
 }
 
