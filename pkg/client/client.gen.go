@@ -3183,6 +3183,10 @@ type ClientInterface interface {
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
 	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -3208,6 +3212,10 @@ type ClientInterface interface {
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
 	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -3230,7 +3238,10 @@ type ClientInterface interface {
 	// UpdateWebhookWithBody Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -3247,7 +3258,10 @@ type ClientInterface interface {
 	// UpdateWebhook Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -3284,7 +3298,9 @@ type ClientInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -3306,7 +3322,9 @@ type ClientInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -3339,6 +3357,10 @@ type ClientInterface interface {
 	// attempts stay in its log and its `attempts` count), signed with the subscription's current
 	// secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 	// (reactivate it first) or when an attempt of this delivery is in progress.
+	//
+	// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+	// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+	// `custom_fields:read`: its body goes wherever the subscription now points.
 	//
 	// Corresponds with POST /webhooks/{id}/deliveries/{delivery_id}/redeliver (the `Redeliver` operationId).
 	Redeliver(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4360,6 +4382,10 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
 //
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -4394,6 +4420,10 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
+//
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4447,7 +4477,10 @@ func (c *Client) GetWebhook(ctx context.Context, id string, reqEditors ...Reques
 // UpdateWebhookWithBody Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -4474,7 +4507,10 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, id string, contentTy
 // UpdateWebhook Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -4531,7 +4567,9 @@ func (c *Client) ListDeliveries(ctx context.Context, id string, params *ListDeli
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -4563,7 +4601,9 @@ func (c *Client) RedeliverFailedWithBody(ctx context.Context, id string, content
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -4616,6 +4656,10 @@ func (c *Client) GetDelivery(ctx context.Context, id string, deliveryID string, 
 // attempts stay in its log and its `attempts` count), signed with the subscription's current
 // secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 // (reactivate it first) or when an attempt of this delivery is in progress.
+//
+// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+// `custom_fields:read`: its body goes wherever the subscription now points.
 //
 // Corresponds with POST /webhooks/{id}/deliveries/{delivery_id}/redeliver (the `Redeliver` operationId).
 func (c *Client) Redeliver(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7514,6 +7558,10 @@ type ClientWithResponsesInterface interface {
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
 	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -7538,6 +7586,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
+	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7565,7 +7617,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookWithBodyWithResponse Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -7582,7 +7637,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookWithResponse Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -7621,7 +7679,9 @@ type ClientWithResponsesInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -7643,7 +7703,9 @@ type ClientWithResponsesInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -7678,6 +7740,10 @@ type ClientWithResponsesInterface interface {
 	// attempts stay in its log and its `attempts` count), signed with the subscription's current
 	// secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 	// (reactivate it first) or when an attempt of this delivery is in progress.
+	//
+	// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+	// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+	// `custom_fields:read`: its body goes wherever the subscription now points.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13341,6 +13407,10 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
 //
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -13371,6 +13441,10 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
+//
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13416,7 +13490,10 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, id str
 // UpdateWebhookWithBodyWithResponse Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -13439,7 +13516,10 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 // UpdateWebhookWithResponse Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -13490,7 +13570,9 @@ func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -13518,7 +13600,9 @@ func (c *ClientWithResponses) RedeliverFailedWithBodyWithResponse(ctx context.Co
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -13565,6 +13649,10 @@ func (c *ClientWithResponses) GetDeliveryWithResponse(ctx context.Context, id st
 // attempts stay in its log and its `attempts` count), signed with the subscription's current
 // secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 // (reactivate it first) or when an attempt of this delivery is in progress.
+//
+// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+// `custom_fields:read`: its body goes wherever the subscription now points.
 //
 // Returns a wrapper object for the known response body format(s).
 //
