@@ -24,52 +24,16 @@ import (
 // savepoint. A batch kept from the first run is what the second would have
 // made, since no item's savepoint would have been rolled back.
 func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write) ([]store.UpsertResult, error) {
-	values := make([][]domain.SuppressedValue, len(items))
-	for i, in := range items {
-		values[i] = upsertValues(in)
-	}
-	refused, err := s.suppressedAt(ctx, s.reader(), accountID, w, values)
-	if err != nil {
-		return nil, err
-	}
-	if len(refused) > 0 {
-		return s.upsertAllBut(ctx, accountID, items, w, refused)
-	}
+	// Each item is checked against the suppressions in the batch's
+	// transaction, as a single upsert is; one refused runs the batch again
+	// with savepoints, as any refused item does.
+	s.warmSecret(ctx, accountID, w)
 	results, err := s.upsertBatch(ctx, accountID, items, w, false)
 	if errors.Is(err, errItemNeedsSavepoint) {
 		results, err = s.upsertBatch(ctx, accountID, items, w, true)
 	}
 	if err != nil {
 		return nil, err
-	}
-	return results, nil
-}
-
-// upsertAllBut runs the batch without the items refused for naming a
-// suppressed identifier, which store nothing and answer their refusal in
-// their place.
-func (s *Store) upsertAllBut(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write, refused map[int]error) ([]store.UpsertResult, error) {
-	var rest []domain.PersonUpsert
-	for i, in := range items {
-		if refused[i] == nil {
-			rest = append(rest, in)
-		}
-	}
-	w.NoSuppressions = true // the rest were looked up just now
-	var done []store.UpsertResult
-	if len(rest) > 0 {
-		var err error
-		if done, err = s.UpsertPersons(ctx, accountID, rest, w); err != nil {
-			return nil, err
-		}
-	}
-	results := make([]store.UpsertResult, len(items))
-	for i := range items {
-		if refused[i] != nil {
-			results[i] = store.UpsertResult{Err: refused[i]}
-			continue
-		}
-		results[i], done = done[0], done[1:]
 	}
 	return results, nil
 }

@@ -201,10 +201,13 @@ func (im *personImporter) chunk() error {
 			im.w.Now = now
 		}
 	}
-	if err := im.refuseSuppressed(); err != nil {
+	// The suppressions after the holders: read in that order in the
+	// chunk's transaction, an erasure that committed in between is seen by
+	// the second read if the first missed its person.
+	if err := im.lookupTaken(); err != nil {
 		return err
 	}
-	if err := im.lookupTaken(); err != nil {
+	if err := im.refuseSuppressed(); err != nil {
 		return err
 	}
 	if err := im.lockHeld(); err != nil {
@@ -233,7 +236,7 @@ func (im *personImporter) refuseSuppressed() error {
 	for i, rec := range im.buf {
 		values[i] = upsertValues(rec.Person)
 	}
-	refused, err := im.s.suppressedAt(im.ctx, im.q, im.accountID, im.w, values)
+	refused, err := im.s.suppressedAt(im.ctx, im.q, im.accountID, values)
 	if err != nil {
 		return err
 	}
