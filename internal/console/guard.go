@@ -144,16 +144,16 @@ func (s *Server) viewerOf(w http.ResponseWriter, r *http.Request) (*viewer, erro
 	if token == "" {
 		return nil, domain.ErrNotFound
 	}
-	now := s.now()
-	attempt, d := s.cfg.AuthFailures.Begin(authFace, s.cfg.ClientAddress(r), now)
-	if !d.Allowed {
+	addr, now := s.cfg.ClientAddress(r), s.now()
+	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
 		return nil, throttledError{d}
 	}
-	defer attempt.Succeeded()
 	cs, err := s.store.ConsoleSession(r.Context(), hashToken(token), now)
 	if errors.Is(err, domain.ErrNotFound) {
-		attempt.Failed()
 		clearSessionCookie(w, r)
+		if d := s.cfg.AuthFailures.Failed(authFace, addr, now); !d.Allowed {
+			return nil, throttledError{d}
+		}
 	}
 	if err != nil {
 		return nil, err

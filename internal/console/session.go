@@ -100,11 +100,10 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
 // it. The key itself is dropped once checked: the session names it by its
 // hash.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	attempt, refused := s.throttled(w, r)
+	addr, refused := s.throttled(w, r)
 	if refused {
 		return
 	}
-	defer attempt.Succeeded()
 	if err := sameOrigin(r); err != nil {
 		s.showProblem(w, r, nil, problems.For(err))
 		return
@@ -118,7 +117,9 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	key, err := service.Authenticate(r.Context(), s.store, secret, s.now())
 	var ue *domain.UnauthorizedError
 	if errors.As(err, &ue) || secret == "" {
-		attempt.Failed()
+		if s.failedAuthentication(w, r, addr) {
+			return
+		}
 		detail := "Paste an API key (pds_…)."
 		if ue != nil {
 			detail = ue.Detail
@@ -157,16 +158,15 @@ func (s *Server) linkPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
-	attempt, refused := s.throttled(w, r)
+	addr, refused := s.throttled(w, r)
 	if refused {
 		return
 	}
-	defer attempt.Succeeded()
 	now := s.now()
 	link, err := s.store.ConsoleLink(ctx, hashToken(r.PathValue("token")), now)
 	if err != nil {
-		if errors.Is(err, domain.ErrNotFound) {
-			attempt.Failed()
+		if errors.Is(err, domain.ErrNotFound) && s.failedAuthentication(w, r, addr) {
+			return
 		}
 		s.fail(w, r, nil, err)
 		return
@@ -191,11 +191,10 @@ func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
-	attempt, refused := s.throttled(w, r)
+	addr, refused := s.throttled(w, r)
 	if refused {
 		return
 	}
-	defer attempt.Succeeded()
 	if err := sameOrigin(r); err != nil {
 		s.fail(w, r, nil, err)
 		return
@@ -212,8 +211,8 @@ func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
 	}
 	link, err := s.store.TakeConsoleLink(ctx, hashToken(r.PathValue("token")), s.now())
 	if err != nil {
-		if errors.Is(err, domain.ErrNotFound) {
-			attempt.Failed()
+		if errors.Is(err, domain.ErrNotFound) && s.failedAuthentication(w, r, addr) {
+			return
 		}
 		s.fail(w, r, nil, err)
 		return
@@ -270,21 +269,32 @@ func (e throttledError) Error() string { return "too many failed authentications
 
 // throttled answers the API's 429 to an address that has spent its budget
 // of failed authentications (serving.Settings.AuthFailures, shared with
-// the API), and otherwise counts the attempt against it: the caller ends
-// it Failed when the key, link or session was not one, else Succeeded.
-func (s *Server) throttled(w http.ResponseWriter, r *http.Request) (attempt *ratelimit.Attempt, refused bool) {
-	attempt, d := s.cfg.AuthFailures.Begin(authFace, s.cfg.ClientAddress(r), s.now())
-	if !d.Allowed {
+// the API), and otherwise returns the address its failures count against.
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request) (addr string, refused bool) {
+	addr, now := s.cfg.ClientAddress(r), s.now()
+	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
 		s.refuseThrottled(w, r, d)
-		return nil, true
+		return addr, true
 	}
-	return attempt, false
+	return addr, false
 }
 
 func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
 	now := s.now()
 	w.Header().Set("Retry-After", strconv.Itoa(d.ResetIn(now)))
 	s.showProblem(w, r, nil, problems.New(http.StatusTooManyRequests, d.ThrottledRefusal(now)))
+}
+
+// failedAuthentication counts a key, link or session that was not one
+// against the address it came from and, when others from the address
+// spent its budget while this one was checked, answers the refusal the
+// next attempt would get (refused).
+func (s *Server) failedAuthentication(w http.ResponseWriter, r *http.Request, addr string) (refused bool) {
+	if d := s.cfg.AuthFailures.Failed(authFace, addr, s.now()); !d.Allowed {
+		s.refuseThrottled(w, r, d)
+		return true
+	}
+	return false
 }
 
 // MintLink stores a one-time sign-in link that starts a session acting as

@@ -204,3 +204,40 @@ func TestSimultaneousBadKeysSpendOneBudget(t *testing.T) {
 			n, counts[http.StatusUnauthorized], counts[http.StatusTooManyRequests], counts, serving.DefaultAuthFailureLimit)
 	}
 }
+
+// TestSimultaneousGoodKeysAreServed: 64 requests with a good key from one
+// address at once, each key lookup held until all have started, are all
+// served: the budget of failures is spent by failures alone, however many
+// requests of a client are under way.
+func TestSimultaneousGoodKeysAreServed(t *testing.T) {
+	t.Parallel()
+	const n = 64
+	st := &keyReadsHeld{Store: testenv.SQLite.NewStore(t), want: n, all: make(chan struct{}), wait: 2 * time.Second}
+	env := apitest.NewOn(t, st)
+	good := env.Key(env.NewAccount())
+	st.started.Store(0) // the key minted above was not a lookup of these requests
+	statuses := make(chan int, n)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer client.CloseIdleConnections()
+	for range n {
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, env.HTTP.URL+"/me", nil)
+			req.Header.Set("Authorization", "Bearer "+good)
+			res, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				statuses <- 0
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		}()
+	}
+	counts := map[int]int{}
+	for range n {
+		counts[<-statuses]++
+	}
+	if counts[http.StatusOK] != n {
+		t.Fatalf("%d simultaneous requests with a good key from one address: statuses %v", n, counts)
+	}
+}

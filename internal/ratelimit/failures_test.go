@@ -7,11 +7,11 @@ import (
 	"github.com/pds-dev/pds/internal/ratelimit"
 )
 
-// TestFailuresCountAttemptsUntilTheySucceed: an attempt holds its place in
-// the address's budget from Begin on, so that attempts under way at once
-// cannot outnumber the budget; a success gives its place back, a failure
-// keeps it, and the next window starts afresh.
-func TestFailuresCountAttemptsUntilTheySucceed(t *testing.T) {
+// TestFailuresAreCountedAndCheckedAtOnce: attempts that all passed the
+// check before any failed are answered as failures only as far as the
+// budget goes, the rest as refusals; a check refuses once the budget is
+// spent; another address, and the next window, start afresh.
+func TestFailuresAreCountedAndCheckedAtOnce(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -19,58 +19,58 @@ func TestFailuresCountAttemptsUntilTheySucceed(t *testing.T) {
 		run  func(f *ratelimit.Failures) (allowed int)
 		want int
 	}{
-		{"attempts under way at once hold the budget", func(f *ratelimit.Failures) int {
+		{"ten checked together, then failed: three within the budget", func(f *ratelimit.Failures) int {
+			for range 10 {
+				if !f.Check("api", "a", now).Allowed {
+					return -1
+				}
+			}
 			n := 0
 			for range 10 {
-				if _, d := f.Begin("api", "a", now); d.Allowed {
+				if f.Failed("api", "a", now).Allowed {
 					n++
 				}
 			}
 			return n
 		}, 3},
-		{"successes give their places back", func(f *ratelimit.Failures) int {
+		{"checks pass until the budget is spent", func(f *ratelimit.Failures) int {
 			n := 0
 			for range 10 {
-				a, d := f.Begin("api", "a", now)
-				if d.Allowed {
+				if f.Check("api", "a", now).Allowed {
+					n++
+					f.Failed("api", "a", now)
+				}
+			}
+			return n
+		}, 3},
+		{"checks that do not fail spend nothing", func(f *ratelimit.Failures) int {
+			n := 0
+			for range 10 {
+				if f.Check("console", "a", now).Allowed {
 					n++
 				}
-				a.Succeeded()
 			}
 			return n
 		}, 10},
-		{"failures keep theirs", func(f *ratelimit.Failures) int {
-			n := 0
-			for range 10 {
-				a, d := f.Begin("api", "a", now)
-				if d.Allowed {
-					n++
-				}
-				a.Failed()
-				a.Succeeded() // ended already: gives nothing back
-			}
-			return n
-		}, 3},
 		{"another address has a budget of its own", func(f *ratelimit.Failures) int {
-			for range 3 {
-				f.Begin("api", "a", now)
+			for range 5 {
+				f.Failed("api", "a", now)
 			}
 			n := 0
-			for range 3 {
-				if _, d := f.Begin("console", "b", now); d.Allowed {
+			for range 5 {
+				if f.Failed("console", "b", now).Allowed {
 					n++
 				}
 			}
 			return n
 		}, 3},
 		{"the next window starts afresh", func(f *ratelimit.Failures) int {
-			for range 3 {
-				a, _ := f.Begin("api", "a", now)
-				a.Failed()
+			for range 5 {
+				f.Failed("api", "a", now)
 			}
 			n := 0
-			for range 10 {
-				if _, d := f.Begin("api", "a", now.Add(time.Minute)); d.Allowed {
+			for range 5 {
+				if f.Failed("api", "a", now.Add(time.Minute)).Allowed {
 					n++
 				}
 			}

@@ -267,10 +267,12 @@ func (s *Shared) maybePrune(ctx context.Context, start time.Time) {
 // key tried. One Failures serves both faces, so that an address has one
 // budget whichever it tries.
 //
-// An attempt takes its place in the budget before its key is read (Begin)
-// and gives it back only once the key turned out good (Attempt.Succeeded):
-// counted only after a failure, simultaneous attempts would all pass the
-// check before the first of them failed.
+// A failure is counted and checked against the budget at once (Failed):
+// attempts that passed Check together, before any of them failed, are
+// answered as failures only as far as the budget goes, and the rest as
+// refusals. Reserving the budget before the key is read would refuse a
+// client's good keys whenever more of its requests than the budget were
+// under way at once.
 type Failures struct {
 	mu       sync.Mutex
 	windows  map[string]window
@@ -292,22 +294,37 @@ func NewFailures(limit int) *Failures { return &Failures{windows: map[string]win
 // Observe makes o hear of failures and refusals; call it before serving.
 func (f *Failures) Observe(o FailureObserver) { f.observer = o }
 
-// Attempt is one authentication under way, counted against its address
-// until it is known to have succeeded.
-type Attempt struct {
-	f           *Failures
-	face, addr  string
-	windowStart time.Time
-	done        bool
+// Check says whether addr may try to authenticate now; when it may not,
+// the Decision's Reset says when it may again, and the refusal is counted.
+func (f *Failures) Check(face, addr string, now time.Time) Decision {
+	d := f.count(addr, now, false)
+	if !d.Allowed && f.observer != nil {
+		f.observer.AuthThrottled(face)
+	}
+	return d
 }
 
-// Begin counts an authentication about to be tried from addr, and says
-// whether the address may try it: when its budget is spent, nothing is
-// counted, the refusal is observed and the Decision's Reset says when it
-// may try again. The Attempt of an allowed try must end with Succeeded or
-// Failed.
-func (f *Failures) Begin(face, addr string, now time.Time) (*Attempt, Decision) {
+// Failed counts a failed authentication from addr and says whether it was
+// within the budget: when it was not (others from the address failed
+// while it was checked), it is to be answered as a refusal, as the next
+// attempt would be.
+func (f *Failures) Failed(face, addr string, now time.Time) Decision {
+	d := f.count(addr, now, true)
+	if f.observer != nil {
+		f.observer.AuthFailed(face)
+		if !d.Allowed {
+			f.observer.AuthThrottled(face)
+		}
+	}
+	return d
+}
+
+// count reads addr's failures in the window of now, adding one first when
+// add is set, and decides: within the budget while fewer than the limit
+// had failed before.
+func (f *Failures) count(addr string, now time.Time, add bool) Decision {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	start := windowStart(now)
 	w := f.windows[addr]
 	if !w.start.Equal(start) {
@@ -320,48 +337,14 @@ func (f *Failures) Begin(face, addr string, now time.Time) (*Attempt, Decision) 
 		}
 		w = window{start: start}
 	}
-	d := decide(w.count+1, f.limit, now)
-	if d.Allowed {
+	before := w.count
+	if add {
 		w.count++
 		f.windows[addr] = w
 	}
-	f.mu.Unlock()
-	if !d.Allowed {
-		if f.observer != nil {
-			f.observer.AuthThrottled(face)
-		}
-		return nil, d
-	}
-	return &Attempt{f: f, face: face, addr: addr, windowStart: start}, d
-}
-
-// Succeeded gives the attempt's place back: the key was good, or the try
-// ended for a reason that says nothing of the key (the database could not
-// answer). Within the window the place was taken in only; a later window
-// started afresh anyway.
-func (a *Attempt) Succeeded() {
-	if a == nil || a.done {
-		return
-	}
-	a.done = true
-	f := a.f
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if w, ok := f.windows[a.addr]; ok && w.start.Equal(a.windowStart) && w.count > 0 {
-		w.count--
-		f.windows[a.addr] = w
-	}
-}
-
-// Failed keeps the attempt counted: the key, link or session was not one.
-func (a *Attempt) Failed() {
-	if a == nil || a.done {
-		return
-	}
-	a.done = true
-	if a.f.observer != nil {
-		a.f.observer.AuthFailed(a.face)
-	}
+	d := decide(before+1, f.limit, now)
+	d.Remaining = max(0, f.limit-w.count)
+	return d
 }
 
 // ThrottledRefusal is the sentence that refuses an address that has spent
