@@ -287,7 +287,9 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request, v *viewer)
 	if len(values) > 0 {
 		in.CustomFields = domain.Opt[map[string]json.RawMessage]{Set: true, Value: values}
 	}
-	err := in.AsUpsert().Validate()
+	checked := in.AsUpsert()
+	err := checked.Normalize()
+	in.Email, in.Phone = checked.Email, checked.Phone
 	if err == nil {
 		_, err = s.store.UpdatePerson(ctx, acc, r.PathValue("person_id"), in, s.personWrite())
 	}

@@ -39,7 +39,7 @@ func (s *Server) upsertPerson(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	if err := in.Validate(); err != nil {
+	if err := in.Normalize(); err != nil {
 		return err
 	}
 	p, created, err := s.store.UpsertPerson(r.Context(), accountID(r), in, s.personWrite(r))
@@ -68,7 +68,7 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
 			return domain.BodyError("/"+f.name, "%s cannot be changed by Update Person; it is set by Upsert Person (POST /persons).", f.name)
 		}
 	}
-	if err := body.Validate(); err != nil {
+	if err := body.Normalize(); err != nil {
 		return err
 	}
 	in := domain.PersonUpdate{Email: body.Email, FirstName: body.FirstName, LastName: body.LastName, Phone: body.Phone,

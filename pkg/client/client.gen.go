@@ -1223,7 +1223,7 @@ type PersonUpdate struct {
 	// the field's definition, not to the values persons hold.
 	CustomFields nullable.Nullable[CustomFieldInput] `json:"custom_fields,omitempty"`
 
-	// Email Unique within the account, compared case-insensitively; must contain `@` with text on both sides and no spaces.
+	// Email Unique within the account, in its normal form (lower-cased after NFKC; see Identifiers in the description of this document); must contain `@` with text on both sides and no white space.
 	Email     nullable.Nullable[string] `json:"email,omitempty"`
 	FirstName nullable.Nullable[string] `json:"first_name,omitempty"`
 	LastName  nullable.Nullable[string] `json:"last_name,omitempty"`
@@ -1232,7 +1232,8 @@ type PersonUpdate struct {
 
 // PersonUpsert The update members plus `external_id` and `f_id`. Every member optional; absent leaves the
 // value, `null` clears it. Identifiers (`email`, `external_id`, `f_id`) are unique within the
-// account and may not be empty strings.
+// account, in their normal form (see Identifiers in the description of this document), which
+// is what is stored and answered; they may not be empty strings.
 type PersonUpsert struct {
 	// CustomFields Values keyed by the public `key` of a live Person custom field; merged key by key into
 	// what the person holds. A `null` value removes that key; `null` for the whole object
@@ -1255,7 +1256,7 @@ type PersonUpsert struct {
 	// the field's definition, not to the values persons hold.
 	CustomFields nullable.Nullable[CustomFieldInput] `json:"custom_fields,omitempty"`
 
-	// Email Compared case-insensitively for matching and uniqueness.
+	// Email Matched, unique and stored in its normal form: lower-cased after NFKC.
 	Email      nullable.Nullable[string] `json:"email,omitempty"`
 	ExternalID nullable.Nullable[string] `json:"external_id,omitempty"`
 	FId        nullable.Nullable[string] `json:"f_id,omitempty"`
@@ -1420,7 +1421,8 @@ type Suppression struct {
 	Created DateTime `json:"created"`
 
 	// Hash HMAC-SHA256, keyed with the account's suppression secret (made by pds, never shown), of
-	// the kind, a NUL byte and the identifier (an email lower-cased), in hex.
+	// the kind, a NUL byte and the identifier in its normal form (a phone by its digits and
+	// leading `+`), in hex.
 	Hash string `json:"hash"`
 	ID   string `json:"id"`
 
@@ -1755,10 +1757,10 @@ type ListPersonsParams struct {
 	// UpdatedSince RFC 3339 date-time with `Z` or an offset, at most 30 days before now. Selects window mode.
 	UpdatedSince *time.Time `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 
-	// ExternalID Exact external id; filters the window, or looks the person up. Empty is a 400.
+	// ExternalID External id, in its normal form; filters the window, or looks the person up. Empty, or one the normal form refuses, is a 400.
 	ExternalID *string `form:"external_id,omitempty" json:"external_id,omitempty"`
 
-	// Email Email, compared case-insensitively. Read only in lookup mode without `external_id` (which decides when both are given); empty there is a 400. Ignored, unread, in window mode and beside `external_id`.
+	// Email Email, compared in its normal form (lower-cased after NFKC). Read only in lookup mode without `external_id` (which decides when both are given); empty there, or one the normal form refuses, is a 400. Ignored, unread, in window mode and beside `external_id`.
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// TagIds Window mode only: the person must hold every listed live tag. Repeat the parameter
@@ -2628,7 +2630,7 @@ type ClientInterface interface {
 	// AppendBreadcrumbWithBody Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -2648,7 +2650,7 @@ type ClientInterface interface {
 	// AppendBreadcrumb Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -2813,7 +2815,8 @@ type ClientInterface interface {
 	//   window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 	//   nobody); `email` is ignored.
 	// - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-	//   or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+	//   or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+	//   Identifiers in the description of this document). The page
 	//   holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 	//
 	// `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -2824,7 +2827,7 @@ type ClientInterface interface {
 
 	// UpsertPersonWithBody Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -2844,7 +2847,7 @@ type ClientInterface interface {
 
 	// UpsertPerson Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -3407,7 +3410,7 @@ func (c *Client) ListBreadcrumbs(ctx context.Context, params *ListBreadcrumbsPar
 // AppendBreadcrumbWithBody Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -3437,7 +3440,7 @@ func (c *Client) AppendBreadcrumbWithBody(ctx context.Context, params *AppendBre
 // AppendBreadcrumb Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -3752,7 +3755,8 @@ func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //     window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 //     nobody); `email` is ignored.
 //   - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-//     or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+//     or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+//     Identifiers in the description of this document). The page
 //     holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 //
 // `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -3773,7 +3777,7 @@ func (c *Client) ListPersons(ctx context.Context, params *ListPersonsParams, req
 
 // UpsertPersonWithBody Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person
@@ -3803,7 +3807,7 @@ func (c *Client) UpsertPersonWithBody(ctx context.Context, contentType string, b
 
 // UpsertPerson Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person
@@ -6955,7 +6959,7 @@ type ClientWithResponsesInterface interface {
 	// AppendBreadcrumbWithBodyWithResponse Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -6975,7 +6979,7 @@ type ClientWithResponsesInterface interface {
 	// AppendBreadcrumbWithResponse Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -7160,7 +7164,8 @@ type ClientWithResponsesInterface interface {
 	//   window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 	//   nobody); `email` is ignored.
 	// - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-	//   or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+	//   or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+	//   Identifiers in the description of this document). The page
 	//   holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 	//
 	// `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -7173,7 +7178,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpsertPersonWithBodyWithResponse Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -7193,7 +7198,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpsertPersonWithResponse Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -12552,7 +12557,7 @@ func (c *ClientWithResponses) ListBreadcrumbsWithResponse(ctx context.Context, p
 // AppendBreadcrumbWithBodyWithResponse Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -12578,7 +12583,7 @@ func (c *ClientWithResponses) AppendBreadcrumbWithBodyWithResponse(ctx context.C
 // AppendBreadcrumbWithResponse Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -12853,7 +12858,8 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 //     window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 //     nobody); `email` is ignored.
 //   - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-//     or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+//     or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+//     Identifiers in the description of this document). The page
 //     holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 //
 // `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -12872,7 +12878,7 @@ func (c *ClientWithResponses) ListPersonsWithResponse(ctx context.Context, param
 
 // UpsertPersonWithBodyWithResponse Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person
@@ -12898,7 +12904,7 @@ func (c *ClientWithResponses) UpsertPersonWithBodyWithResponse(ctx context.Conte
 
 // UpsertPersonWithResponse Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person

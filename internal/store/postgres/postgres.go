@@ -214,7 +214,8 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithLocker(locker), goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithLocker(locker), goose.WithAllowOutofOrder(true),
+		goose.WithGoMigrations(goMigrations()...))
 	if err != nil {
 		return err
 	}
@@ -222,6 +223,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate postgres: %w", err)
 	}
 	return nil
+}
+
+// goMigrations are the migrations written in Go, beside migrations/*.sql.
+func goMigrations() []*goose.Migration {
+	return []*goose.Migration{sqlstore.NormalIdentifiersMigration(func(column string) string {
+		return column + ` ~ '[^ -~]'`
+	})}
 }
 
 // migrationLockTable holds the migrations' lock row (goose's table lock).

@@ -107,7 +107,8 @@ func Migrate(ctx context.Context, path string) error {
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true),
+		goose.WithGoMigrations(goMigrations()...))
 	if err != nil {
 		return err
 	}
@@ -115,6 +116,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate sqlite: %w", err)
 	}
 	return nil
+}
+
+// goMigrations are the migrations written in Go, beside migrations/*.sql.
+func goMigrations() []*goose.Migration {
+	return []*goose.Migration{sqlstore.NormalIdentifiersMigration(func(column string) string {
+		return column + ` GLOB '*[^ -~]*'`
+	})}
 }
 
 // busyTimeout is how long, in milliseconds, a connection other than the

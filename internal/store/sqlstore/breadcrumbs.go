@@ -14,6 +14,9 @@ import (
 // time, creating the person when its identifiers match nobody; all in the
 // person write path, so a created person opens a person.created burst.
 func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
+	if err := in.NormalizeIdentifiers(); err != nil {
+		return domain.Breadcrumb{}, false, err
+	}
 	s.warmSecret(ctx, accountID, w)
 	if b, ok, err := s.appendToHolder(ctx, accountID, in, w); err != nil || ok {
 		return inMillis(b), false, err

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -27,6 +28,16 @@ func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []dom
 	// Each item is checked against the suppressions in the batch's
 	// transaction, as a single upsert is; one refused runs the batch again
 	// with savepoints, as any refused item does.
+	items = slices.Clone(items)
+	refused := map[int]error{}
+	for i := range items {
+		if err := items[i].Normalize(); err != nil {
+			refused[i] = err
+		}
+	}
+	if len(refused) > 0 {
+		return s.upsertAllBut(ctx, accountID, items, w, refused)
+	}
 	s.warmSecret(ctx, accountID, w)
 	results, err := s.upsertBatch(ctx, accountID, items, w, false)
 	if errors.Is(err, errItemNeedsSavepoint) {
@@ -34,6 +45,33 @@ func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []dom
 	}
 	if err != nil {
 		return nil, err
+	}
+	return results, nil
+}
+
+// upsertAllBut runs the batch without the items refused before it ran,
+// which store nothing and answer their refusal in their place.
+func (s *Store) upsertAllBut(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write, refused map[int]error) ([]store.UpsertResult, error) {
+	var rest []domain.PersonUpsert
+	for i, in := range items {
+		if refused[i] == nil {
+			rest = append(rest, in)
+		}
+	}
+	var done []store.UpsertResult
+	if len(rest) > 0 {
+		var err error
+		if done, err = s.UpsertPersons(ctx, accountID, rest, w); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]store.UpsertResult, len(items))
+	for i := range items {
+		if refused[i] != nil {
+			results[i] = store.UpsertResult{Err: refused[i]}
+			continue
+		}
+		results[i], done = done[0], done[1:]
 	}
 	return results, nil
 }

@@ -43,6 +43,7 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	defer s.folder.resume()
 	im := &personImporter{s: s, ctx: ctx, accountID: accountID, w: w, liveTag: map[string]bool{},
 		nextAnalyze: firstAnalyze, ids: newPersonIDs(w.Now)}
+	lines = normalizedLines(lines)
 	if s.dialect.ImportCommitsChunks {
 		if through, err := s.importInChunks(ctx, im, lines); err != nil {
 			return store.PersonImportResult{PersonImportCounts: im.counts, ImportedThrough: through}, err
@@ -57,6 +58,24 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	// After the fold, so that the counts' statistics describe its buckets.
 	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, s.dialect.personImportTablesOf())
 	return res, nil
+}
+
+// normalizedLines is lines with each line's identifiers in their normal
+// form (domain.PersonUpsert.Normalize), or a line that cannot be one
+// refused by its number.
+func normalizedLines(lines iter.Seq2[store.PersonImport, error]) iter.Seq2[store.PersonImport, error] {
+	return func(yield func(store.PersonImport, error) bool) {
+		for rec, err := range lines {
+			if err == nil {
+				if nerr := rec.Person.Normalize(); nerr != nil {
+					err = &store.ImportLineError{Line: rec.Line, Err: nerr}
+				}
+			}
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
 }
 
 // importAtOnce writes every line in one transaction: all or nothing.

@@ -19,6 +19,10 @@ import (
 // runs when that statement found the identifiers held. With group commit,
 // the identifiers are looked up beside the writer first.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
+	// Callers normalize at the door; the store holds nothing else.
+	if err := in.Normalize(); err != nil {
+		return nil, false, err
+	}
 	s.warmSecret(ctx, accountID, w)
 	var (
 		p       *domain.Person
@@ -141,6 +145,11 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 
 // UpdatePerson applies a patch to an existing person.
 func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
+	checked := in.AsUpsert()
+	if err := checked.Normalize(); err != nil {
+		return nil, err
+	}
+	in.Email, in.Phone = checked.Email, checked.Phone
 	s.warmSecret(ctx, accountID, w)
 	var attrs attrUpdate
 	p, _, err := s.personWrite(ctx, accountID, w, readBack, &attrs, func(q querier) (string, change, error) {
@@ -154,7 +163,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 		// Only an identifier no live person holds can be suppressed, and an
 		// update must not give one back to a person.
 		ids := domain.Identifiers{Email: in.Email.Ptr()}
-		holders, err := holdersAndSuppressed(ctx, q, accountID, ids, domain.SuppressedValues(in.Email.Ptr(), nil, nil, in.Phone.Ptr()))
+		holders, err := holdersAndSuppressed(ctx, q, accountID, ids, domain.CheckedValues(in.Email.Ptr(), nil, nil, in.Phone.Ptr()))
 		if err != nil {
 			return "", 0, err
 		}

@@ -224,10 +224,10 @@ func holdersAndSuppressed(ctx context.Context, q querier, accountID string, ids 
 
 // upsertValues are the identifiers an upsert names that suppression concerns.
 func upsertValues(in domain.PersonUpsert) []domain.SuppressedValue {
-	return domain.SuppressedValues(in.Email.Ptr(), in.ExternalID.Ptr(), in.FID.Ptr(), in.Phone.Ptr())
+	return domain.CheckedValues(in.Email.Ptr(), in.ExternalID.Ptr(), in.FID.Ptr(), in.Phone.Ptr())
 }
 
 // breadcrumbValues are those a breadcrumb names.
 func breadcrumbValues(in domain.BreadcrumbInput) []domain.SuppressedValue {
-	return domain.SuppressedValues(in.Email, in.ExternalID, in.FID, nil)
+	return domain.CheckedValues(in.Email, in.ExternalID, in.FID, nil)
 }
