@@ -36,11 +36,15 @@ Usage:
   pds persons report --account ID --person ID
                                           print everything held about a person as one JSON document
                                           (an access request), streamed page by page
+  pds secrets rotate-key --secrets-key-file F
+                                          seal every webhook signing secret and suppression secret again under
+                                          the first key of F (opened with any key F holds; see the README)
   pds webhooks listen --account ID [--events E,E] [--print-body] [--forward-to URL] [--port N]
                                           receive the account's deliveries here (http://127.0.0.1) while it runs,
                                           verified and printed, from pds serve on this machine and database
 
-Every command takes --json, and every one but healthcheck --database (PDS_DATABASE). Run "pds COMMAND -h" for its flags.
+Every command takes --json, and every one but healthcheck --database (PDS_DATABASE) and --secrets-key-file
+(PDS_SECRETS_KEY_FILE). Run "pds COMMAND -h" for its flags.
 `
 
 func main() {
@@ -130,6 +134,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return env.personsCmd(args[1:])
 	case "healthcheck":
 		return env.healthcheck(args[1:])
+	case "secrets":
+		return env.secretsCmd(args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

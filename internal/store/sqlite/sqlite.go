@@ -17,6 +17,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/pds-dev/pds/internal/secrets"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
@@ -31,6 +32,11 @@ type Options struct {
 	// with a *schema.BehindError naming them, and a file that does not
 	// exist, rather than create one (pds serve --migrate=false).
 	KeepSchema bool
+	// Secrets, when set, seals the secrets the database holds under the
+	// operator's key (--secrets-key-file); nil keeps them in clear. Either
+	// way Open refuses a database whose secrets are sealed under a key it
+	// lacks.
+	Secrets *secrets.Keyring
 }
 
 // Open opens (creating if needed) the SQLite file at path and applies the
@@ -83,6 +89,10 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 		return nil, err
 	}
 	st.CloseWith(ckpt)
+	if err := st.UseSecretsKeys(ctx, opts.Secrets); err != nil {
+		st.Close()
+		return nil, err
+	}
 	// An erasure a crash interrupted between its chunks is finished before
 	// anything is served: its person ends erased, never half.
 	if err := st.FinishErasures(ctx, time.Now().UTC()); err != nil {

@@ -257,13 +257,20 @@ func suppress(ctx context.Context, q querier, accountID string, values []domain.
 	if _, err := rand.Read(fresh); err != nil {
 		return err
 	}
+	sealed, err := q.s.sealer.Seal(fresh, suppressionPlace(accountID))
+	if err != nil {
+		return err
+	}
 	if _, err := q.exec(ctx, `INSERT INTO suppression_secrets (account_id, secret) VALUES ($1, $2)
-		ON CONFLICT (account_id) DO NOTHING`, accountID, fresh); err != nil {
+		ON CONFLICT (account_id) DO NOTHING`, accountID, sealed); err != nil {
 		return err
 	}
 	delete(q.noSecret, accountID)
 	var secret []byte
 	if err := q.queryRow(ctx, `SELECT secret FROM suppression_secrets WHERE account_id = $1`, accountID).Scan(&secret); err != nil {
+		return err
+	}
+	if secret, err = q.s.sealer.Open(secret, suppressionPlace(accountID)); err != nil {
 		return err
 	}
 	for _, v := range values {

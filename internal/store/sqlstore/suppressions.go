@@ -56,6 +56,9 @@ func (s *Store) suppressionSecret(ctx context.Context, q querier, accountID stri
 	if err != nil {
 		return nil, err
 	}
+	if secret, err = s.sealer.Open(secret, suppressionPlace(accountID)); err != nil {
+		return nil, err
+	}
 	// Kept only once committed: read in a write transaction, it may be the
 	// one a suppressing erasure of the same group commit just made, which
 	// a rollback would replace by another.
