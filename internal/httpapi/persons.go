@@ -13,7 +13,8 @@ import (
 // personWrite stamps a person write with the request time and the webhook
 // coalescing window, which the store's outbox needs, and passes on what
 // the key's read said of the account's suppressions: none, and the write
-// need not look them up.
+// need not read the account's suppression secret ahead of its
+// transaction (which checks the identifiers whatever the key said).
 func (s *Server) personWrite(r *http.Request) store.Write {
 	w := store.Write{Now: s.now(), Window: s.cfg.WebhookWindow}
 	if p := principalOf(r.Context()); p != nil && p.key != nil {
