@@ -15,7 +15,8 @@ func (e cmdEnv) root() *cobra.Command {
 		Long: `pds: the Public Data Service, its server and its administrative commands.
 
 Every command takes --json for machine-readable output, and every one but healthcheck and
-version takes --database (PDS_DATABASE): an SQLite file (pds.db by default) or a postgres:// URL.
+version takes --database (PDS_DATABASE): an SQLite file (pds.db by default) or a postgres:// URL,
+and --secrets-key-file (PDS_SECRETS_KEY_FILE), the key that seals the database's secrets.
 Every flag has a PDS_* variable (--webhook-window is PDS_WEBHOOK_WINDOW); flags win.`,
 		Version:       version().String(),
 		SilenceErrors: true,
@@ -68,6 +69,10 @@ PDS_ADDR and PDS_TLS_CERT as pds serve does.`, nil, e.healthcheck),
 			e.leaf("report --account ID --person ID", "print everything held about a person as one JSON document (an access request)",
 				"Print everything held about a person as one JSON document (an access request), streamed page by page.",
 				nil, e.personsReport)),
+		e.group("secrets", "the keys that seal the database's secrets",
+			e.leaf("rotate-key --secrets-key-file F", "seal every webhook signing secret and suppression secret again under the first key of F",
+				`Seal every webhook signing secret and suppression secret again under the first key of
+--secrets-key-file, opened with any key the file holds (see "Secrets at rest" in the README).`, nil, e.secretsRotateKey)),
 		e.group("webhooks", "webhooks for developing a receiver",
 			e.leaf("listen --account ID", "receive the account's deliveries here (http://127.0.0.1) while it runs", listenHelp, nil, e.webhooksListen)),
 	)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/secrets"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/schema"
@@ -37,10 +38,26 @@ func openServingStore(ctx context.Context, c *commonFlags, migrate bool, log *sl
 	if err := checkDatabases(c); err != nil {
 		return nil, err
 	}
-	if isPostgres(c.database) {
-		return postgres.Open(ctx, c.database, postgres.Options{DirectURL: c.direct, KeepSchema: !migrate})
+	keys, err := secretsKeys(c)
+	if err != nil {
+		return nil, err
 	}
-	return sqlite.OpenWith(ctx, c.database, sqlite.Options{KeepSchema: !migrate, Log: log})
+	if isPostgres(c.database) {
+		return postgres.Open(ctx, c.database, postgres.Options{DirectURL: c.direct, KeepSchema: !migrate, Secrets: keys})
+	}
+	return sqlite.OpenWith(ctx, c.database, sqlite.Options{KeepSchema: !migrate, Secrets: keys, Log: log})
+}
+
+// secretsKeys reads --secrets-key-file: nil when it is not given.
+func secretsKeys(c *commonFlags) (*secrets.Keyring, error) {
+	if c.secretsKeyFile == "" {
+		return nil, nil
+	}
+	k, err := secrets.Load(c.secretsKeyFile)
+	if err != nil {
+		return nil, badSetting("secrets-key-file", c.secretsKeyFile, err.Error())
+	}
+	return k, nil
 }
 
 // openAccountStore is openStore for a command (cmd, as its errors name it)

@@ -16,6 +16,9 @@ func commonFlagsOn(fs *pflag.FlagSet) *commonFlags {
 	fs.StringVar(&c.direct, "database-direct", "", "PostgreSQL only, optional: a postgres:// URL reaching the same database as --database "+
 		"without a pooler, for what wants a session of its own: the migrations, and the key cache's notifications")
 	jsonFlag(fs, &c.json, "machine-readable output: one JSON object")
+	fs.StringVar(&c.secretsKeyFile, "secrets-key-file", "", "a file, kept outside the database, holding the key (32 bytes as 64 hexadecimal "+
+		"characters, as openssl rand -hex 32 prints) that seals the webhook signing secrets and suppression secrets in the database; "+
+		"further lines: earlier keys, which only open (see pds secrets rotate-key). Without it they are stored in clear")
 	return c
 }
 
@@ -28,6 +31,8 @@ type commonFlags struct {
 	// --database may name ("" for none).
 	direct string
 	json   bool
+	// secretsKeyFile is --secrets-key-file ("" for none).
+	secretsKeyFile string
 }
 
 // envName is the environment variable of a flag: PDS_ and its name in

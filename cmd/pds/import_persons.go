@@ -167,7 +167,7 @@ func decodePersonLine(raw []byte) (store.PersonImport, error) {
 	if err := httpapi.DecodeObject("The line", raw, &l); err != nil {
 		return store.PersonImport{}, lineProblem(err)
 	}
-	if err := l.Validate(); err != nil {
+	if err := l.Normalize(); err != nil {
 		return store.PersonImport{}, lineProblem(err)
 	}
 	if len(l.TagIDs) > maxLineTags {

@@ -135,7 +135,7 @@ func TestImportPersons(t *testing.T) {
 			t.Fatalf("%d persons, want 40", n)
 		}
 		p15 := lookup("ext-15")
-		if len(p15.TagIDs) != 2 || *p15.Email != "P15@Example.com" || *p15.FirstName != "First 15" || p15.UpsertResult != domain.UpsertCreated {
+		if len(p15.TagIDs) != 2 || *p15.Email != "p15@example.com" || *p15.FirstName != "First 15" || p15.UpsertResult != domain.UpsertCreated {
 			t.Fatalf("ext-15: %+v", p15)
 		}
 		if p10 := lookup("ext-10"); len(p10.TagIDs) != 1 || p10.TagIDs[0] != tagB.ID || p10.CustomFields["score"] != "10" {

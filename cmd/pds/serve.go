@@ -21,6 +21,7 @@ import (
 	"github.com/pds-dev/pds/internal/metrics"
 	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
+	"github.com/pds-dev/pds/internal/secrets"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/serving"
 	"github.com/pds-dev/pds/internal/store"
@@ -158,6 +159,9 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		return err
 	}
 	defer st.Close()
+	if err := sealSecrets(e.ctx, st, log); err != nil {
+		return err
+	}
 	outages := outage.New(log, clock.System{})
 	clk := clock.System{}
 	if err := e.bootstrap(st, clk, c.json, cfg.publicURL, lns); err != nil {
@@ -250,6 +254,33 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	case <-e.ctx.Done():
 	}
 	return shutDown(log, srv, hs, apis, fresh, stopWebhooks, cfg, context.Cause(e.ctx))
+}
+
+// sealSecrets settles how the server keeps its secrets: with a key
+// (--secrets-key-file) every secret still in clear is sealed now; without
+// one it says at start that they are stored in clear, and refuses a
+// database whose secrets are sealed, which it could not sign with.
+func sealSecrets(ctx context.Context, st store.Store, log *slog.Logger) error {
+	if st.SealsSecrets() {
+		n, err := st.ResealSecrets(ctx, true)
+		if err != nil {
+			return err
+		}
+		log.Info("secrets are stored sealed", "sealed_now", n)
+		return nil
+	}
+	inUse, err := st.SecretKeys(ctx)
+	if err != nil {
+		return err
+	}
+	for id := range inUse {
+		if id != "" {
+			return usageError{&secrets.MissingKeyError{KeyID: id}}
+		}
+	}
+	log.Warn("secrets are stored in clear: webhook signing secrets and suppression secrets are readable in the database and in every backup; "+
+		"give --secrets-key-file (PDS_SECRETS_KEY_FILE) to seal them", "secrets", inUse[""])
+	return nil
 }
 
 // shutDown shuts the server down in the order a load balancer needs. At once:

@@ -20,6 +20,7 @@ var settingExamples = map[string]string{
 	"database":                         "pds.db (an SQLite file) or postgres://user@host:5432/pds",
 	"database-direct":                  "postgres://user@db-host:5432/pds (the server itself, when --database names a pooler)",
 	"json":                             "true",
+	"secrets-key-file":                 "/etc/pds/secrets.key (made with: openssl rand -hex 32 > /etc/pds/secrets.key; chmod 600 /etc/pds/secrets.key)",
 	"addr":                             "localhost:8080 (this machine alone), or :8080 for every interface",
 	"public-url":                       "https://pds.example.com",
 	"rate-limit":                       "600",

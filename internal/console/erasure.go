@@ -5,6 +5,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
+	"github.com/pds-dev/pds/internal/service"
 )
 
 // erasureRoutes are the pages of personal data: erasing a person behind a
@@ -25,8 +26,11 @@ type eraseView struct {
 	ID string
 	// Identifiers are shown only to a key with persons:read, as Get
 	// Person would answer it; empty otherwise.
-	Identifiers                        []labelled
-	Shown                              bool
+	Identifiers []labelled
+	Shown       bool
+	// Counted says which counts the key may see
+	// (service.MaySeeErasureCounts); the others are not read.
+	Counted                            service.ErasureCounts
 	Tags, Values, Breadcrumbs, Pending int
 }
 
@@ -34,7 +38,8 @@ type labelled struct{ Label, Value string }
 
 // confirmErase names what an erasure removes before it is asked for: the
 // counts of the person's tag links, custom values (those of archived tags
-// and fields too, which go as well), breadcrumbs and pending deliveries.
+// and fields too, which go as well), breadcrumbs and pending deliveries,
+// each to a key that may read what it counts.
 // Another account's id is absent, as everywhere.
 func (s *Server) confirmErase(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	ctx, acc := r.Context(), v.key.AccountID
@@ -43,7 +48,13 @@ func (s *Server) confirmErase(w http.ResponseWriter, r *http.Request, v *viewer)
 		return err
 	}
 	p := rec.Person
-	ev := eraseView{ID: p.ID, Tags: len(rec.Tags), Values: len(rec.Values), Shown: v.Can(string(domain.ScopePersonsRead))}
+	ev := eraseView{ID: p.ID, Shown: v.Can(string(domain.ScopePersonsRead)), Counted: service.MaySeeErasureCounts(v.key)}
+	if ev.Counted.Tags {
+		ev.Tags = len(rec.Tags)
+	}
+	if ev.Counted.Values {
+		ev.Values = len(rec.Values)
+	}
 	if ev.Shown {
 		for _, id := range []labelled{{"Email", derefOr(p.Email)}, {"External id", derefOr(p.ExternalID)},
 			{"f_id", derefOr(p.FID)}, {"Phone", derefOr(p.Phone)}} {
@@ -52,11 +63,15 @@ func (s *Server) confirmErase(w http.ResponseWriter, r *http.Request, v *viewer)
 			}
 		}
 	}
-	if _, ev.Breadcrumbs, err = s.store.ListBreadcrumbs(ctx, acc, domain.BreadcrumbFilter{PersonID: &p.ID}, domain.PageRequest{Page: 1, Size: 1}); err != nil {
-		return err
+	if ev.Counted.Breadcrumbs {
+		if _, ev.Breadcrumbs, err = s.store.ListBreadcrumbs(ctx, acc, domain.BreadcrumbFilter{PersonID: &p.ID}, domain.PageRequest{Page: 1, Size: 1}); err != nil {
+			return err
+		}
 	}
-	if ev.Pending, err = s.pendingDeliveries(r, acc, p.ID); err != nil {
-		return err
+	if ev.Counted.Pending {
+		if ev.Pending, err = s.pendingDeliveries(r, acc, p.ID); err != nil {
+			return err
+		}
 	}
 	s.render(w, r, v, http.StatusOK, "erase", "Erase a person", ev)
 	return nil

@@ -38,6 +38,19 @@ func (v *viewer) SeesTagNames() bool { return v != nil && service.SeesTagNames(v
 // SeesFieldLabels: see SeesDeliveryBody.
 func (v *viewer) SeesFieldLabels() bool { return v != nil && service.SeesFieldLabels(v.key) }
 
+// SeesFieldDefinitions: see SeesDeliveryBody.
+func (v *viewer) SeesFieldDefinitions() bool { return v != nil && service.SeesFieldDefinitions(v.key) }
+
+// Directs says whether the key may send deliveries of these events where
+// it chooses, or have them sent again (service.MayDirectDeliveries): a
+// page offers the forms that do only then.
+func (v *viewer) Directs(events []string) bool {
+	return v != nil && service.MayDirectDeliveries(v.key, events) == nil
+}
+
+// DirectsEvent is Directs for one event.
+func (v *viewer) DirectsEvent(event string) bool { return v.Directs([]string{event}) }
+
 // AccountID is the account every page shows.
 func (v *viewer) AccountID() string { return v.key.AccountID }
 
@@ -137,8 +150,10 @@ func (s *Server) viewerOf(w http.ResponseWriter, r *http.Request) (*viewer, erro
 	}
 	cs, err := s.store.ConsoleSession(r.Context(), hashToken(token), now)
 	if errors.Is(err, domain.ErrNotFound) {
-		s.failedAuthentication(addr)
 		clearSessionCookie(w, r)
+		if d := s.cfg.AuthFailures.Failed(authFace, addr, now); !d.Allowed {
+			return nil, throttledError{d}
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -138,10 +139,14 @@ func pageLinks(base string, q url.Values, pr domain.PageRequest, total int) (pre
 }
 
 type personView struct {
-	Person      *domain.Person
-	Fields      []domain.CustomField // the account's live Person fields, for the form
-	Values      map[string]string    // the form's values: the person's, or those just refused
-	Tags        []domain.Tag         // live tags it may attach
+	Person *domain.Person
+	// Fields are the account's live Person fields, for the values and the
+	// form, to a key that may read their definitions; to any other, only
+	// the keys of the values the person holds, as Get Person answers them
+	// (service.SeesFieldDefinitions).
+	Fields      []domain.CustomField
+	Values      map[string]string // the form's values: the person's, or those just refused
+	Tags        []domain.Tag      // live tags it may attach
 	Breadcrumbs []domain.Breadcrumb
 	CrumbTotal  int
 	CrumbPage   domain.PageRequest
@@ -168,8 +173,14 @@ func (s *Server) personPage(r *http.Request, v *viewer, form url.Values) (person
 		return pv, err
 	}
 	pv.Person = p
-	if pv.Fields, err = s.store.ListPersonFields(ctx, acc); err != nil {
-		return pv, err
+	if v.SeesFieldDefinitions() {
+		if pv.Fields, err = s.store.ListPersonFields(ctx, acc); err != nil {
+			return pv, err
+		}
+	} else {
+		for _, k := range slices.Sorted(maps.Keys(p.CustomFields)) {
+			pv.Fields = append(pv.Fields, domain.CustomField{Key: k})
+		}
 	}
 	pv.Values = formValues(p, pv.Fields, form)
 	if v.Can(string(domain.ScopeTagsRead)) {
@@ -250,9 +261,14 @@ func listLines(stored string) string {
 func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	form := values(r)
 	ctx, acc := r.Context(), v.key.AccountID
-	fields, err := s.store.ListPersonFields(ctx, acc)
-	if err != nil {
-		return err
+	// Values are edited by their fields' types, which only a key that may
+	// read the definitions is shown; any other edits attributes alone.
+	var fields []domain.CustomField
+	if v.SeesFieldDefinitions() {
+		var err error
+		if fields, err = s.store.ListPersonFields(ctx, acc); err != nil {
+			return err
+		}
 	}
 	in := domain.PersonUpdate{}
 	for name, opt := range map[string]*domain.Opt[string]{"email": &in.Email, "first_name": &in.FirstName, "last_name": &in.LastName, "phone": &in.Phone} {
@@ -271,7 +287,9 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request, v *viewer)
 	if len(values) > 0 {
 		in.CustomFields = domain.Opt[map[string]json.RawMessage]{Set: true, Value: values}
 	}
-	err = in.AsUpsert().Validate()
+	checked := in.AsUpsert()
+	err := checked.Normalize()
+	in.Email, in.Phone = checked.Email, checked.Phone
 	if err == nil {
 		_, err = s.store.UpdatePerson(ctx, acc, r.PathValue("person_id"), in, s.personWrite())
 	}

@@ -117,7 +117,9 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	key, err := service.Authenticate(r.Context(), s.store, secret, s.now())
 	var ue *domain.UnauthorizedError
 	if errors.As(err, &ue) || secret == "" {
-		s.failedAuthentication(addr)
+		if s.failedAuthentication(w, r, addr) {
+			return
+		}
 		detail := "Paste an API key (pds_…)."
 		if ue != nil {
 			detail = ue.Detail
@@ -163,8 +165,8 @@ func (s *Server) linkPage(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	link, err := s.store.ConsoleLink(ctx, hashToken(r.PathValue("token")), now)
 	if err != nil {
-		if errors.Is(err, domain.ErrNotFound) {
-			s.failedAuthentication(addr)
+		if errors.Is(err, domain.ErrNotFound) && s.failedAuthentication(w, r, addr) {
+			return
 		}
 		s.fail(w, r, nil, err)
 		return
@@ -209,8 +211,8 @@ func (s *Server) followLink(w http.ResponseWriter, r *http.Request) {
 	}
 	link, err := s.store.TakeConsoleLink(ctx, hashToken(r.PathValue("token")), s.now())
 	if err != nil {
-		if errors.Is(err, domain.ErrNotFound) {
-			s.failedAuthentication(addr)
+		if errors.Is(err, domain.ErrNotFound) && s.failedAuthentication(w, r, addr) {
+			return
 		}
 		s.fail(w, r, nil, err)
 		return
@@ -284,9 +286,15 @@ func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, d ratel
 }
 
 // failedAuthentication counts a key, link or session that was not one
-// against the address it came from.
-func (s *Server) failedAuthentication(addr string) {
-	s.cfg.AuthFailures.Failed(authFace, addr, s.now())
+// against the address it came from and, when others from the address
+// spent its budget while this one was checked, answers the refusal the
+// next attempt would get (refused).
+func (s *Server) failedAuthentication(w http.ResponseWriter, r *http.Request, addr string) (refused bool) {
+	if d := s.cfg.AuthFailures.Failed(authFace, addr, s.now()); !d.Allowed {
+		s.refuseThrottled(w, r, d)
+		return true
+	}
+	return false
 }
 
 // MintLink stores a one-time sign-in link that starts a session acting as

@@ -3,11 +3,13 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -137,4 +139,59 @@ func TestFailedSignInsAreThrottled(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSimultaneousBadSignInsSpendOneBudget: 300 bad sign-ins from one
+// address at once, each body's last byte held until every request has
+// been sent and the server has had time to check it, get at most the
+// address's budget of 401s; the rest are 429. A check that only peeks at
+// the count lets every one through, since none has failed yet.
+func TestSimultaneousBadSignInsSpendOneBudget(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	e := newEnvOn(t, testenv.SQLite.NewStore(t), webhook.Settings{}, nil)
+	body := url.Values{"key": {"pds_AAAAAAAA_" + strings.Repeat("x", 40)}}.Encode()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer client.CloseIdleConnections()
+	var sent sync.WaitGroup
+	release := make(chan struct{})
+	statuses := make(chan int, n)
+	for range n {
+		sent.Add(1)
+		pr, pw := io.Pipe()
+		go func() {
+			// The transport reads the body as it sends it: once it has
+			// taken all but the last byte, the request is on the wire.
+			_, _ = pw.Write([]byte(body[:len(body)-1]))
+			sent.Done()
+			<-release
+			_, _ = pw.Write([]byte(body[len(body)-1:]))
+			pw.Close()
+		}()
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, e.url+"/console/sign-in", pr)
+			req.ContentLength = int64(len(body))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			res, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				statuses <- 0
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		}()
+	}
+	sent.Wait()
+	time.Sleep(500 * time.Millisecond) // for the server to reach every check
+	close(release)
+	counts := map[int]int{}
+	for range n {
+		counts[<-statuses]++
+	}
+	if counts[http.StatusUnauthorized] > serving.DefaultAuthFailureLimit ||
+		counts[http.StatusUnauthorized]+counts[http.StatusTooManyRequests] != n {
+		t.Fatalf("%d simultaneous bad sign-ins from one address: %d answered 401, %d 429 (statuses %v); want at most %d 401",
+			n, counts[http.StatusUnauthorized], counts[http.StatusTooManyRequests], counts, serving.DefaultAuthFailureLimit)
+	}
 }

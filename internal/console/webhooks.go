@@ -10,6 +10,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/webhook"
 )
 
@@ -115,8 +116,12 @@ type secretView struct {
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	form := values(r)
 	name, target, scheme := form.Get("name"), form.Get("target_url"), form.Get("signature_scheme")
-	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), v.key.AccountID, domain.WebhookUpdate{
-		Name: &name, TargetURL: &target, Events: formEvents(form), SignatureScheme: &scheme}, s.now())
+	err := service.MayDirectDeliveries(v.key, formEvents(form))
+	var hook domain.Webhook
+	if err == nil {
+		hook, err = s.cfg.Webhook.NewSubscription(r.Context(), v.key.AccountID, domain.WebhookUpdate{
+			Name: &name, TargetURL: &target, Events: formEvents(form), SignatureScheme: &scheme}, s.now())
+	}
 	if err == nil {
 		err = s.store.CreateWebhook(r.Context(), hook)
 	}
@@ -215,13 +220,25 @@ func (s *Server) logFilter(q url.Values) (domain.DeliveryFilter, error) {
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	form := values(r)
 	ctx, acc, id := r.Context(), v.key.AccountID, r.PathValue("id")
-	if _, err := s.store.GetWebhook(ctx, acc, id); err != nil {
+	hook, err := s.store.GetWebhook(ctx, acc, id)
+	if err != nil {
 		return err // absent before any resolution work, as the API
 	}
-	name, target, active := form.Get("name"), form.Get("target_url"), form.Get("is_active") == "true"
+	name, active := form.Get("name"), form.Get("is_active") == "true"
 	scheme := form.Get("signature_scheme")
-	u := domain.WebhookUpdate{Name: &name, TargetURL: &target, Events: formEvents(form), IsActive: &active, SignatureScheme: &scheme}
-	err := s.cfg.Webhook.CheckSubscription(ctx, u)
+	u := domain.WebhookUpdate{Name: &name, IsActive: &active, SignatureScheme: &scheme}
+	// The form sends every field; only a target or events that differ
+	// from the subscription's are a change of where deliveries go.
+	if target := form.Get("target_url"); target != hook.TargetURL {
+		u.TargetURL = &target
+	}
+	if events := formEvents(form); !sameEvents(events, hook.Events) {
+		u.Events = events
+	}
+	err = service.MayChangeSubscription(v.key, hook, u)
+	if err == nil {
+		err = s.cfg.Webhook.CheckSubscription(ctx, u)
+	}
 	if err == nil {
 		_, err = s.store.UpdateWebhook(ctx, acc, id, u, s.now())
 	}
@@ -288,9 +305,26 @@ func (s *Server) delivery(w http.ResponseWriter, r *http.Request, v *viewer) err
 	return nil
 }
 
-// redeliver makes a delivery pending again, as Redeliver does.
+// sameEvents says whether two lists name the same events.
+func sameEvents(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(e string) bool { return !slices.Contains(b, e) })
+}
+
+// redeliver makes a delivery pending again, as Redeliver does: with the
+// same scopes, webhooks:read for the delivery it shows and those its body
+// reveals.
 func (s *Server) redeliver(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	id, did := r.PathValue("id"), r.PathValue("delivery_id")
+	if err := v.key.Require(domain.ScopeWebhooksRead); err != nil {
+		return err
+	}
+	d, _, err := s.store.GetDelivery(r.Context(), v.key.AccountID, id, did)
+	if err != nil {
+		return err
+	}
+	if err := service.MayRedeliver(v.key, d.Event); err != nil {
+		return err
+	}
 	if _, err := s.store.Redeliver(r.Context(), v.key.AccountID, id, did, s.now()); err != nil {
 		return err
 	}
@@ -310,7 +344,7 @@ type redeliverView struct {
 // anything is done: a read of the log, which needs webhooks:read as well
 // as the redelivery's webhooks:write.
 func (s *Server) confirmRedeliverFailed(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	if err := v.key.Require(domain.ScopeWebhooksRead); err != nil {
+	if err := service.MayRedeliverFailed(v.key); err != nil {
 		return err
 	}
 	ctx, acc := r.Context(), v.key.AccountID
@@ -337,6 +371,9 @@ func (s *Server) confirmRedeliverFailed(w http.ResponseWriter, r *http.Request, 
 // redeliverFailed queues every failed delivery since the confirmed time
 // again, as the API's redeliver-failed does.
 func (s *Server) redeliverFailed(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	if err := service.MayRedeliverFailed(v.key); err != nil {
+		return err
+	}
 	id := r.PathValue("id")
 	since, err := params.Time(values(r), "since")
 	if err != nil {

@@ -70,6 +70,26 @@ type BreadcrumbInput struct {
 	OccurredAt *time.Time
 }
 
+// NormalizeIdentifiers puts the breadcrumb's identifiers in their normal
+// form (NormalIdentifier), as new strings (what the caller's pointers
+// point at is left as it is), or refuses one as a 400 pointing at it.
+func (in *BreadcrumbInput) NormalizeIdentifiers() error {
+	for _, id := range []struct {
+		kind string
+		v    **string
+	}{{KindExternalID, &in.ExternalID}, {KindEmail, &in.Email}, {KindFID, &in.FID}} {
+		if *id.v == nil {
+			continue
+		}
+		o := Opt[string]{Set: true, Value: **id.v}
+		if err := NormalizeIdentifier(id.kind, &o); err != nil {
+			return err
+		}
+		*id.v = &o.Value
+	}
+	return nil
+}
+
 // Identifiers are the identifiers the breadcrumb carries.
 func (in BreadcrumbInput) Identifiers() Identifiers {
 	return Identifiers{ExternalID: in.ExternalID, Email: in.Email, FID: in.FID}

@@ -106,27 +106,45 @@ func DeletedBody(deliveryID, event string, created time.Time, personID string, a
 }
 
 // SuppressedValue is one identifier as suppression knows it: its kind, its
-// value in the form writes are matched in (an email lower-cased, as
-// persons are matched by it), and where a write's body carries it.
+// value in the form writes are checked in, and where a write's body
+// carries it.
 type SuppressedValue struct {
 	Kind, Value, Pointer string
 }
 
-// SuppressedValues lists the identifiers a write or an erased person
-// names that suppression concerns, in SuppressionKinds order; absent and
-// empty ones are left out.
+// SuppressedValues lists the identifiers an erased person held that its
+// erasure suppresses, in SuppressionKinds order, each in the form writes
+// are checked in: an email, external_id and f_id in their normal form
+// (NormalIdentifier, the form the store holds them in), a phone by its
+// digits (PhoneDigits). Absent and empty ones are left out.
 func SuppressedValues(email, externalID, fID, phone *string) []SuppressedValue {
 	var out []SuppressedValue
-	add := func(kind string, v *string, norm func(string) string) {
-		if v != nil && *v != "" {
-			out = append(out, SuppressedValue{Kind: kind, Value: norm(*v), Pointer: "/" + kind})
+	add := func(kind string, v *string, form func(string) string) {
+		if v == nil || *v == "" {
+			return
+		}
+		if f := form(*v); f != "" {
+			out = append(out, SuppressedValue{Kind: kind, Value: f, Pointer: "/" + kind})
 		}
 	}
 	same := func(s string) string { return s }
 	add(SuppressEmail, email, NormEmail)
 	add(SuppressExternalID, externalID, same)
 	add(SuppressFID, fID, same)
-	add(SuppressPhone, phone, same)
+	add(SuppressPhone, phone, PhoneDigits)
+	return out
+}
+
+// CheckedValues lists what a write's identifiers are checked against the
+// suppressions as: SuppressedValues, and a phone also as written, the form
+// in which erasures before the normal form kept it (suppression hashes
+// cannot be rewritten), so that those suppressions still refuse the phone
+// written the same way.
+func CheckedValues(email, externalID, fID, phone *string) []SuppressedValue {
+	out := SuppressedValues(email, externalID, fID, phone)
+	if phone != nil && *phone != "" && PhoneDigits(*phone) != *phone {
+		out = append(out, SuppressedValue{Kind: SuppressPhone, Value: *phone, Pointer: "/" + SuppressPhone})
+	}
 	return out
 }
 

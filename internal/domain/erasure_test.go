@@ -19,7 +19,10 @@ func TestSuppressedValues(t *testing.T) {
 			[]SuppressedValue{{SuppressEmail, "ada@example.com", "/email"}}},
 		{"every identifier, in the order of SuppressionKinds", s("a@x"), s("crm-1"), s("f-1"), s("+44 1"),
 			[]SuppressedValue{{SuppressEmail, "a@x", "/email"}, {SuppressExternalID, "crm-1", "/external_id"},
-				{SuppressFID, "f-1", "/f_id"}, {SuppressPhone, "+44 1", "/phone"}}},
+				{SuppressFID, "f-1", "/f_id"}, {SuppressPhone, "+441", "/phone"}}},
+		{"a phone is kept by its digits and leading +", nil, nil, nil, s("+44 (20) 7946-0000"),
+			[]SuppressedValue{{SuppressPhone, "+442079460000", "/phone"}}},
+		{"a phone without digits names nothing", nil, nil, nil, s("n/a"), nil},
 		{"an empty value names nothing", s(""), s(""), nil, s(""), nil},
 		{"external_id and f_id are kept as given", nil, s("CRM-1"), s("F-1"), nil,
 			[]SuppressedValue{{SuppressExternalID, "CRM-1", "/external_id"}, {SuppressFID, "F-1", "/f_id"}}},
@@ -27,6 +30,20 @@ func TestSuppressedValues(t *testing.T) {
 		if got := SuppressedValues(c.email, c.external, c.fID, c.ph); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestCheckedValues: a write's phone is checked by its digits and, for
+// suppressions made before phones were kept by their digits, as written.
+func TestCheckedValues(t *testing.T) {
+	s := func(v string) *string { return &v }
+	got := CheckedValues(s("a@x"), nil, nil, s("+44 1"))
+	want := []SuppressedValue{{SuppressEmail, "a@x", "/email"}, {SuppressPhone, "+441", "/phone"}, {SuppressPhone, "+44 1", "/phone"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+	if got := CheckedValues(nil, nil, nil, s("+441")); len(got) != 1 {
+		t.Fatalf("a phone written as its digits is checked once: %v", got)
 	}
 }
 

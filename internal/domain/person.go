@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -140,20 +141,23 @@ func CheckTagIDs(ids []string) error {
 // MaxPersonText bounds every person text attribute, identifiers included.
 const MaxPersonText = 255
 
-// Validate checks the attributes that need no stored state.
-func (u PersonUpsert) Validate() error {
+// Normalize checks the attributes that need no stored state and puts the
+// identifiers (external_id, email, f_id and phone) in their normal form
+// (NormalIdentifier), which is what every later step matches, suppresses
+// and stores.
+func (u *PersonUpsert) Normalize() error {
 	for _, id := range []struct {
-		ptr string
-		v   Opt[string]
-	}{{"/external_id", u.ExternalID}, {"/email", u.Email}, {"/f_id", u.FID}} {
-		if err := CheckIdentifier(id.ptr, id.v.Ptr()); err != nil {
+		kind string
+		v    *Opt[string]
+	}{{KindExternalID, &u.ExternalID}, {KindEmail, &u.Email}, {KindFID, &u.FID}, {KindPhone, &u.Phone}} {
+		if err := NormalizeIdentifier(id.kind, id.v); err != nil {
 			return err
 		}
 	}
 	for _, f := range []struct {
 		ptr string
 		v   Opt[string]
-	}{{"/first_name", u.FirstName}, {"/last_name", u.LastName}, {"/phone", u.Phone}} {
+	}{{"/first_name", u.FirstName}, {"/last_name", u.LastName}} {
 		if v := f.v.Ptr(); v != nil && utf8.RuneCountInString(*v) > MaxPersonText {
 			return BodyError(f.ptr, "%s is longer than %d characters.", f.ptr[1:], MaxPersonText)
 		}
@@ -161,32 +165,24 @@ func (u PersonUpsert) Validate() error {
 	return nil
 }
 
-// CheckIdentifier validates an email, external_id or f_id (nil is fine):
-// identifiers are matched exactly, so an empty one is refused, and an email
-// must look like one.
-func CheckIdentifier(pointer string, v *string) error {
-	if v == nil {
-		return nil
-	}
-	name := pointer[1:]
-	switch {
-	case *v == "":
-		return BodyError(pointer, "%s must not be empty; send null to leave it unset.", name)
-	case utf8.RuneCountInString(*v) > MaxPersonText:
-		return BodyError(pointer, "%s is longer than %d characters.", name, MaxPersonText)
-	case name == "email" && !plausibleEmail(*v):
-		return BodyError(pointer, "email %q is not an email address (local@domain, no spaces).", *v)
+// NormalizeIdentifier puts a body member holding an identifier of kind in
+// its normal form, or refuses it as a 400 pointing at the member; absent
+// and null members are left as they are.
+func NormalizeIdentifier(kind string, v *Opt[string]) error {
+	if p := v.Ptr(); p != nil {
+		n, err := NormalIdentifier(kind, *p)
+		if err != nil {
+			return BodyError("/"+kind, "%s.", err.Error())
+		}
+		v.Value = n
 	}
 	return nil
 }
 
 func plausibleEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
-	return at > 0 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>")
+	return at > 0 && at < len(s)-1 && !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '<' || r == '>' })
 }
-
-// NormEmail is the form emails are compared in: case-insensitive.
-func NormEmail(email string) string { return strings.ToLower(email) }
 
 // Identifiers are the stable keys a person is matched by; nil is not given.
 type Identifiers struct {

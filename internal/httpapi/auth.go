@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 )
 
@@ -31,16 +32,23 @@ func accountID(r *http.Request) string { return principalOf(r.Context()).key.Acc
 
 // authenticate checks the bearer key (service.Authenticate decides). An
 // address that has failed too often this minute is refused before its key
-// is read (serving.Settings.AuthFailures), and every failure counts.
+// is read (serving.Settings.AuthFailures); a failure is counted and checked
+// at once, so that of attempts that passed the check together no more than
+// the budget are answered 401.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*principal, bool) {
 	addr, now := s.cfg.ClientAddress(r), s.now()
-	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
+	throttled := func(d ratelimit.Decision) (*principal, bool) {
 		w.Header().Set("Retry-After", strconv.Itoa(d.ResetIn(now)))
 		writeProblem(w, r, newProblem(http.StatusTooManyRequests, d.ThrottledRefusal(now)))
 		return nil, false
 	}
+	if d := s.cfg.AuthFailures.Check(authFace, addr, now); !d.Allowed {
+		return throttled(d)
+	}
 	fail := func(detail string) (*principal, bool) {
-		s.cfg.AuthFailures.Failed(authFace, addr, now)
+		if d := s.cfg.AuthFailures.Failed(authFace, addr, now); !d.Allowed {
+			return throttled(d) // others failed from the address meanwhile
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="pds"`)
 		writeProblem(w, r, newProblem(http.StatusUnauthorized, detail))
 		return nil, false

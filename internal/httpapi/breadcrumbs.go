@@ -54,7 +54,7 @@ func (s *Server) appendBreadcrumb(w http.ResponseWriter, r *http.Request) error 
 		return domain.BodyError("/flavor", "%s", service.EnumDetail("flavor", *body.Flavor, domain.BreadcrumbFlavors))
 	}
 	in.Flavor = *body.Flavor
-	if err := service.CheckBreadcrumbRefs(in); err != nil {
+	if err := service.CheckBreadcrumbRefs(&in); err != nil {
 		return err
 	}
 	if body.OccurredAt != nil {

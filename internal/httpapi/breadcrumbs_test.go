@@ -109,11 +109,11 @@ func TestAppendBreadcrumbResolvesItsPerson(t *testing.T) {
 
 		b := appendCrumb(env, key, map[string]any{"flavor": "form_submission", "email": "New@x.test", "external_id": "new", "f_id": "fb-new",
 			"occurred_at": "2026-12-01T09:30:00+01:00"}, 201)
-		if deref(b.OccurredAt) != "2026-12-01T08:30:00.000Z" || deref(b.Email) != "New@x.test" {
+		if deref(b.OccurredAt) != "2026-12-01T08:30:00.000Z" || deref(b.Email) != "new@x.test" {
 			t.Fatalf("breadcrumb for a new person: %+v", b)
 		}
 		made := env.Get(key, "/persons/"+b.PersonID+"?extended=true").Want(200).Map()
-		if made["external_id"] != "new" || made["email"] != "New@x.test" || made["upsert_result"] != "created" || made["date_created"] != nowText(env) {
+		if made["external_id"] != "new" || made["email"] != "new@x.test" || made["upsert_result"] != "created" || made["date_created"] != nowText(env) {
 			t.Fatalf("person made by the breadcrumb: %v", made)
 		}
 		// That creation opened a person.created burst, like an upsert.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ import (
 
 // TestErasureLeavesNothingBehind writes a person with distinctive
 // identifiers, attributes, a custom value and breadcrumbs, delivers it to a
-// real HTTPS receiver, erases it, and looks for its bytes: on SQLite in the
+// real HTTPS receiver (and breadcrumbs of another person that carried its
+// email and f_id), erases it, and looks for its bytes: on SQLite in the
 // database file and its write-ahead log once checkpointed (secure_delete),
 // on PostgreSQL in every live row of every table of the schema.
 func TestErasureLeavesNothingBehind(t *testing.T) {
@@ -51,12 +53,19 @@ func TestErasureLeavesNothingBehind(t *testing.T) {
 		for range 1100 { // more than a page holds, more than SQLite erases in one chunk
 			env.Post(key, "/breadcrumbs", map[string]any{"flavor": "page_view", "email": mark + "mail@example.com"}).Want(201)
 		}
+		// Another person's breadcrumbs that carried the person's identifiers.
+		upsertPerson(env, key, map[string]any{"external_id": "bystander"}, 201)
+		env.Post(key, "/breadcrumbs", map[string]any{"flavor": "page_view", "external_id": "bystander", "email": mark + "mail@example.com"}).Want(201)
+		env.Post(key, "/breadcrumbs", map[string]any{"flavor": "page_view", "external_id": "bystander", "f_id": mark + "fid"}).Want(201)
 		env.Clock.Advance(6 * time.Minute) // past the burst's window
 		if err := worker.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if got := rc.Requests(); len(got) != 1 || !bytes.Contains(bytes.ToLower(got[0].Body), []byte(mark+"motto")) {
-			t.Fatalf("receiver got %d deliveries", len(got))
+		got := rc.Requests()
+		if len(got) != 2 || !slices.ContainsFunc(got, func(r webhooktest.Request) bool {
+			return bytes.Contains(bytes.ToLower(r.Body), []byte(mark+"motto"))
+		}) {
+			t.Fatalf("receiver got %d deliveries, want the person's and the bystander's", len(got))
 		}
 
 		raw := eng.Raw(t, database)
@@ -83,7 +92,7 @@ func TestErasureLeavesNothingBehind(t *testing.T) {
 		if err := worker.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if got := rc.Requests(); len(got) != 2 {
+		if got := rc.Requests(); len(got) != 3 {
 			t.Fatalf("receiver got %d deliveries, want the person.deleted too", len(got))
 		}
 		if found := held(); len(found) != 0 {

@@ -13,7 +13,8 @@ import (
 // personWrite stamps a person write with the request time and the webhook
 // coalescing window, which the store's outbox needs, and passes on what
 // the key's read said of the account's suppressions: none, and the write
-// need not look them up.
+// need not read the account's suppression secret ahead of its
+// transaction (which checks the identifiers whatever the key said).
 func (s *Server) personWrite(r *http.Request) store.Write {
 	w := store.Write{Now: s.now(), Window: s.cfg.WebhookWindow}
 	if p := principalOf(r.Context()); p != nil && p.key != nil {
@@ -39,7 +40,7 @@ func (s *Server) upsertPerson(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	if err := in.Validate(); err != nil {
+	if err := in.Normalize(); err != nil {
 		return err
 	}
 	p, created, err := s.store.UpsertPerson(r.Context(), accountID(r), in, s.personWrite(r))
@@ -68,7 +69,7 @@ func (s *Server) updatePerson(w http.ResponseWriter, r *http.Request) error {
 			return domain.BodyError("/"+f.name, "%s cannot be changed by Update Person; it is set by Upsert Person (POST /persons).", f.name)
 		}
 	}
-	if err := body.Validate(); err != nil {
+	if err := body.Normalize(); err != nil {
 		return err
 	}
 	in := domain.PersonUpdate{Email: body.Email, FirstName: body.FirstName, LastName: body.LastName, Phone: body.Phone,

@@ -56,7 +56,7 @@ func (s *Server) upsertPersons(w http.ResponseWriter, r *http.Request) error {
 		var in domain.PersonUpsert
 		err := DecodeObject(fmt.Sprintf("The item /persons/%d", i), raw, &in)
 		if err == nil {
-			err = in.Validate()
+			err = in.Normalize()
 		}
 		if err != nil {
 			if results[i], err = refusedItem(i, err); err != nil {

@@ -75,7 +75,7 @@ func TestUpsertPerson(t *testing.T) {
 		}
 		var p personView
 		created.JSON(&p)
-		if !strings.HasPrefix(p.ID, "per_") || deref(p.Email) != "Ada@Example.com" || p.LastName != nil || p.Phone != nil ||
+		if !strings.HasPrefix(p.ID, "per_") || deref(p.Email) != "ada@example.com" || p.LastName != nil || p.Phone != nil ||
 			len(p.TagIDs) != 0 || len(p.CustomFields) != 0 || p.DateCreated != nowText(env) || p.DateLastSeen != nowText(env) {
 			t.Fatalf("created %+v", p)
 		}
@@ -99,7 +99,7 @@ func TestUpsertPerson(t *testing.T) {
 		}
 		got := getPerson(env, key, p.ID)
 		if deref(got.FirstName) != "Augusta" || deref(got.LastName) != "Lovelace" || deref(got.Phone) != "+44" ||
-			deref(got.Email) != "ADA@example.com" || got.DateLastSeen != nowText(env) || got.DateCreated == nowText(env) {
+			deref(got.Email) != "ada@example.com" || got.DateLastSeen != nowText(env) || got.DateCreated == nowText(env) {
 			t.Fatalf("after matching upserts: %+v", got)
 		}
 		// Unchanged re-delivery: 200, nothing moves.

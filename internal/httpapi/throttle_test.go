@@ -143,3 +143,101 @@ func TestThrottledAddressIsTheConnectionsUnlessAHeaderIsTrusted(t *testing.T) {
 		}
 	})
 }
+
+// keyReadsHeld holds every key lookup until want lookups have started or
+// the wait runs out, so that every request under way has passed the
+// throttle's check before any of them fails.
+type keyReadsHeld struct {
+	store.Store
+	want    int64
+	started atomic.Int64
+	all     chan struct{}
+	wait    time.Duration
+}
+
+func (s *keyReadsHeld) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error) {
+	if s.started.Add(1) == s.want {
+		close(s.all)
+	}
+	select {
+	case <-s.all:
+	case <-time.After(s.wait):
+	}
+	return s.Store.KeyByHash(ctx, hash)
+}
+
+// TestSimultaneousBadKeysSpendOneBudget: 300 bad keys from one address at
+// once, each key's lookup held until all 300 have started (or a second has
+// passed), get at most the address's budget of 401s; the rest are 429.
+// A check that only peeks at the count lets every one of them through,
+// since none has failed yet when the others are checked.
+func TestSimultaneousBadKeysSpendOneBudget(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	st := &keyReadsHeld{Store: testenv.SQLite.NewStore(t), want: n, all: make(chan struct{}), wait: time.Second}
+	env := apitest.NewOn(t, st)
+	bad := "pds_AAAAAAAA_" + strings.Repeat("x", 40)
+	statuses := make(chan int, n)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer client.CloseIdleConnections()
+	for range n {
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, env.HTTP.URL+"/persons", nil)
+			req.Header.Set("Authorization", "Bearer "+bad)
+			res, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				statuses <- 0
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		}()
+	}
+	counts := map[int]int{}
+	for range n {
+		counts[<-statuses]++
+	}
+	if counts[http.StatusUnauthorized] > serving.DefaultAuthFailureLimit ||
+		counts[http.StatusUnauthorized]+counts[http.StatusTooManyRequests] != n {
+		t.Fatalf("%d simultaneous bad keys from one address: %d answered 401, %d 429 (statuses %v); want at most %d 401",
+			n, counts[http.StatusUnauthorized], counts[http.StatusTooManyRequests], counts, serving.DefaultAuthFailureLimit)
+	}
+}
+
+// TestSimultaneousGoodKeysAreServed: 64 requests with a good key from one
+// address at once, each key lookup held until all have started, are all
+// served: the budget of failures is spent by failures alone, however many
+// requests of a client are under way.
+func TestSimultaneousGoodKeysAreServed(t *testing.T) {
+	t.Parallel()
+	const n = 64
+	st := &keyReadsHeld{Store: testenv.SQLite.NewStore(t), want: n, all: make(chan struct{}), wait: 2 * time.Second}
+	env := apitest.NewOn(t, st)
+	good := env.Key(env.NewAccount())
+	st.started.Store(0) // the key minted above was not a lookup of these requests
+	statuses := make(chan int, n)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer client.CloseIdleConnections()
+	for range n {
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, env.HTTP.URL+"/me", nil)
+			req.Header.Set("Authorization", "Bearer "+good)
+			res, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				statuses <- 0
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		}()
+	}
+	counts := map[int]int{}
+	for range n {
+		counts[<-statuses]++
+	}
+	if counts[http.StatusOK] != n {
+		t.Fatalf("%d simultaneous requests with a good key from one address: statuses %v", n, counts)
+	}
+}

@@ -103,6 +103,9 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
+	if err := service.MayDirectDeliveries(principalOf(r.Context()).key, body.Events); err != nil {
+		return err
+	}
 	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), accountID(r), domain.WebhookUpdate{
 		Name: body.Name, TargetURL: body.TargetURL, Events: body.Events, SignatureScheme: body.SignatureScheme}, s.now())
 	if err != nil {
@@ -161,13 +164,17 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	// Existence first: a foreign id is a 404 before any resolution work.
-	if _, err := s.store.GetWebhook(r.Context(), accountID(r), r.PathValue("id")); err != nil {
+	hook, err := s.store.GetWebhook(r.Context(), accountID(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := service.MayChangeSubscription(principalOf(r.Context()).key, hook, u); err != nil {
 		return err
 	}
 	if err := s.cfg.Webhook.CheckSubscription(r.Context(), u); err != nil {
 		return err
 	}
-	hook, err := s.store.UpdateWebhook(r.Context(), accountID(r), r.PathValue("id"), u, s.now())
+	hook, err = s.store.UpdateWebhook(r.Context(), accountID(r), r.PathValue("id"), u, s.now())
 	if err != nil {
 		return err
 	}
@@ -236,9 +243,23 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, detail)
 }
 
-// redeliver takes no body; the delivery keeps its id and body.
+// redeliver takes no body; the delivery keeps its id and body. Its answer
+// is the delivery as the log shows it (webhooks:read), and sending it
+// again where the subscription now points needs the scopes its body
+// reveals.
 func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.store.Redeliver(r.Context(), accountID(r), r.PathValue("id"), r.PathValue("delivery_id"), s.now())
+	key := principalOf(r.Context()).key
+	if err := key.Require(domain.ScopeWebhooksRead); err != nil {
+		return err
+	}
+	d, _, err := s.store.GetDelivery(r.Context(), accountID(r), r.PathValue("id"), r.PathValue("delivery_id"))
+	if err != nil {
+		return err
+	}
+	if err := service.MayRedeliver(key, d.Event); err != nil {
+		return err
+	}
+	d, err = s.store.Redeliver(r.Context(), accountID(r), r.PathValue("id"), r.PathValue("delivery_id"), s.now())
 	if err != nil {
 		return err
 	}
@@ -246,8 +267,14 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
 }
 
 // redeliverFailed queues again every failed delivery of the subscription
-// created at or after since, as redeliver queues one.
+// created at or after since, as redeliver queues one. Its answer counts
+// them, a read of the log (webhooks:read), and the failed deliveries may
+// be of any event the subscription ever listed, so it needs the scopes of
+// every body that carries a person.
 func (s *Server) redeliverFailed(w http.ResponseWriter, r *http.Request) error {
+	if err := service.MayRedeliverFailed(principalOf(r.Context()).key); err != nil {
+		return err
+	}
 	var body struct {
 		Since *string `json:"since"`
 	}

@@ -266,8 +266,16 @@ func (s *Shared) maybePrune(ctx context.Context, start time.Time) {
 // guessing, hopeless as it is, costs neither load nor a line of log per
 // key tried. One Failures serves both faces, so that an address has one
 // budget whichever it tries.
+//
+// A failure is counted and checked against the budget at once (Failed):
+// attempts that passed Check together, before any of them failed, are
+// answered as failures only as far as the budget goes, and the rest as
+// refusals. Reserving the budget before the key is read would refuse a
+// client's good keys whenever more of its requests than the budget were
+// under way at once.
 type Failures struct {
-	counts   *Memory
+	mu       sync.Mutex
+	windows  map[string]window
 	limit    int
 	observer FailureObserver
 }
@@ -281,7 +289,7 @@ type FailureObserver interface {
 }
 
 // NewFailures allows each address limit failed authentications a window.
-func NewFailures(limit int) *Failures { return &Failures{counts: NewMemory(), limit: limit} }
+func NewFailures(limit int) *Failures { return &Failures{windows: map[string]window{}, limit: limit} }
 
 // Observe makes o hear of failures and refusals; call it before serving.
 func (f *Failures) Observe(o FailureObserver) { f.observer = o }
@@ -289,19 +297,54 @@ func (f *Failures) Observe(o FailureObserver) { f.observer = o }
 // Check says whether addr may try to authenticate now; when it may not,
 // the Decision's Reset says when it may again, and the refusal is counted.
 func (f *Failures) Check(face, addr string, now time.Time) Decision {
-	d, _ := f.counts.Peek(context.Background(), addr, f.limit, now)
+	d := f.count(addr, now, false)
 	if !d.Allowed && f.observer != nil {
 		f.observer.AuthThrottled(face)
 	}
 	return d
 }
 
-// Failed counts a failed authentication from addr.
-func (f *Failures) Failed(face, addr string, now time.Time) {
-	_, _ = f.counts.Allow(context.Background(), addr, f.limit, now)
+// Failed counts a failed authentication from addr and says whether it was
+// within the budget: when it was not (others from the address failed
+// while it was checked), it is to be answered as a refusal, as the next
+// attempt would be.
+func (f *Failures) Failed(face, addr string, now time.Time) Decision {
+	d := f.count(addr, now, true)
 	if f.observer != nil {
 		f.observer.AuthFailed(face)
+		if !d.Allowed {
+			f.observer.AuthThrottled(face)
+		}
 	}
+	return d
+}
+
+// count reads addr's failures in the window of now, adding one first when
+// add is set, and decides: within the budget while fewer than the limit
+// had failed before.
+func (f *Failures) count(addr string, now time.Time, add bool) Decision {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	start := windowStart(now)
+	w := f.windows[addr]
+	if !w.start.Equal(start) {
+		if len(f.windows) > 10000 {
+			for k, old := range f.windows {
+				if old.start.Before(start) {
+					delete(f.windows, k)
+				}
+			}
+		}
+		w = window{start: start}
+	}
+	before := w.count
+	if add {
+		w.count++
+		f.windows[addr] = w
+	}
+	d := decide(before+1, f.limit, now)
+	d.Remaining = max(0, f.limit-w.count)
+	return d
 }
 
 // ThrottledRefusal is the sentence that refuses an address that has spent

@@ -4,11 +4,12 @@ import "github.com/pds-dev/pds/internal/domain"
 
 // CheckBreadcrumbRefs checks the references of a breadcrumb before anything
 // is looked up (decisions.md section 6): campaign_id, project_id and
-// person_id are null or non-empty, the identifiers are well-formed, and the
+// person_id are null or non-empty, the identifiers are in their normal
+// form (domain.NormalIdentifier, which it puts them in), and the
 // breadcrumb names its person, by person_id or by at least one identifier.
 // Whom they then resolve to is MatchOrCreate's decision, on what the store
 // finds: person_id when given, else the person the identifiers match.
-func CheckBreadcrumbRefs(in domain.BreadcrumbInput) error {
+func CheckBreadcrumbRefs(in *domain.BreadcrumbInput) error {
 	for _, ref := range []struct {
 		pointer string
 		v       *string
@@ -17,13 +18,8 @@ func CheckBreadcrumbRefs(in domain.BreadcrumbInput) error {
 			return domain.BodyError(ref.pointer, "%s must not be empty; send null or leave it out.", ref.pointer[1:])
 		}
 	}
-	for _, id := range []struct {
-		pointer string
-		v       *string
-	}{{"/external_id", in.ExternalID}, {"/email", in.Email}, {"/f_id", in.FID}} {
-		if err := domain.CheckIdentifier(id.pointer, id.v); err != nil {
-			return err
-		}
+	if err := in.NormalizeIdentifiers(); err != nil {
+		return err
 	}
 	if in.PersonID == nil && !in.Identifiers().Any() {
 		// Each member the person may come from is pointed at, so that a

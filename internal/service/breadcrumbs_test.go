@@ -8,6 +8,15 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
+// TestCheckBreadcrumbRefsNormalizes: the identifiers come back in their
+// normal form, the one persons are matched by.
+func TestCheckBreadcrumbRefsNormalizes(t *testing.T) {
+	in := domain.BreadcrumbInput{Email: text("\u212Aate@Example.org"), ExternalID: text("crm-\uff11")}
+	if err := CheckBreadcrumbRefs(&in); err != nil || *in.Email != "kate@example.org" || *in.ExternalID != "crm-1" {
+		t.Fatalf("%v: email %q, external_id %q", err, *in.Email, *in.ExternalID)
+	}
+}
+
 func TestCheckBreadcrumbRefs(t *testing.T) {
 	empty := text("")
 	for _, tc := range []struct {
@@ -28,9 +37,11 @@ func TestCheckBreadcrumbRefs(t *testing.T) {
 		{"an empty project_id is a 400", domain.BreadcrumbInput{PersonID: text("per_1"), ProjectID: empty}, []string{"/project_id"}},
 		{"decisions 4: an identifier is matched exactly, so an empty one is a 400", domain.BreadcrumbInput{ExternalID: empty}, []string{"/external_id"}},
 		{"an email that is no email address is a 400", domain.BreadcrumbInput{Email: text("not an email")}, []string{"/email"}},
+		{"an identifier with a zero-width space is a 400", domain.BreadcrumbInput{Email: text("a@x.test\u200b")}, []string{"/email"}},
+		{"an identifier with a trailing space is a 400", domain.BreadcrumbInput{ExternalID: text("crm-1 ")}, []string{"/external_id"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckBreadcrumbRefs(tc.in)
+			err := CheckBreadcrumbRefs(&tc.in)
 			if tc.invalid == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -33,7 +33,12 @@ type PersonListParams struct {
 //   - otherwise lookup mode, by external_id, else by email; tag_ids is
 //     ignored;
 //   - none of the three: a 400 naming them all.
+//
+// An identifier it reads (external_id, or email when it is used) is put
+// in its normal form, the one persons hold them in; one that cannot be an
+// identifier is a 400 naming it, since no person holds it.
 func SelectPersons(p PersonListParams, now time.Time) (domain.PersonSelection, error) {
+	p.ExternalID = normalParam(domain.KindExternalID, p.ExternalID)
 	for _, err := range []error{p.UpdatedSince.Err, p.ExternalID.Err} {
 		if err != nil {
 			return domain.PersonSelection{}, err
@@ -56,6 +61,9 @@ func SelectPersons(p PersonListParams, now time.Time) (domain.PersonSelection, e
 		return sel, nil
 	case p.ExternalID.Value != nil:
 		return domain.PersonSelection{Mode: domain.PersonByExternalID, Key: *p.ExternalID.Value}, nil
+	}
+	p.Email = normalParam(domain.KindEmail, p.Email)
+	switch {
 	case p.Email.Err != nil:
 		return domain.PersonSelection{}, p.Email.Err
 	case p.Email.Value != nil:
@@ -65,4 +73,17 @@ func SelectPersons(p PersonListParams, now time.Time) (domain.PersonSelection, e
 	return domain.PersonSelection{}, &domain.ValidationError{Detail: d, Errors: []domain.FieldError{
 		{Parameter: "updated_since", Detail: d}, {Parameter: "external_id", Detail: d}, {Parameter: "email", Detail: d},
 	}}
+}
+
+// normalParam is an identifier's query parameter in its normal form, or
+// the 400 saying why it cannot be one.
+func normalParam(kind string, p Param[string]) Param[string] {
+	if p.Err != nil || p.Value == nil {
+		return p
+	}
+	n, err := domain.NormalIdentifier(kind, *p.Value)
+	if err != nil {
+		return Param[string]{Err: domain.ParamError(kind, "%s.", err.Error())}
+	}
+	return Param[string]{Value: &n}
 }

@@ -93,8 +93,9 @@ type Write struct {
 	Later func() time.Time
 	// NoSuppressions, set by a caller that knows the account held no
 	// suppression when the write arrived (the API, from the key's read,
-	// domain.APIKey.AccountSuppresses), spares the write its look-up of
-	// suppressed identifiers. Unset, the store looks.
+	// domain.APIKey.AccountSuppresses), spares the write the read of the
+	// account's suppression secret beside the writer. It decides nothing:
+	// the write's transaction checks its identifiers either way.
 	NoSuppressions bool
 }
 

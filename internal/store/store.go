@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/secrets"
 )
 
 // Store is everything the service needs from persistence.
@@ -37,6 +38,26 @@ type Store interface {
 	PersonReports
 	Webhooks
 	Erasures
+	Secrets
+}
+
+// Secrets seals the secrets the database holds (webhook signing secrets,
+// suppression secrets) under the operator's key, kept outside it.
+type Secrets interface {
+	// UseSecretsKeys makes the store seal what it writes under k's first
+	// key and open what it reads with k's keys (nil: in clear), after
+	// checking, with a key, that k holds every key the database's secrets
+	// are sealed under (a *secrets.MissingKeyError otherwise).
+	UseSecretsKeys(ctx context.Context, k *secrets.Keyring) error
+	// SealsSecrets says whether the store writes its secrets sealed.
+	SealsSecrets() bool
+	// SecretKeys counts the stored secrets by the id of the key that
+	// sealed them ("" for those in clear).
+	SecretKeys(ctx context.Context) (map[string]int, error)
+	// ResealSecrets seals again under the first key every secret not
+	// sealed under it (only those in clear with onlyClear), in one
+	// transaction, and returns how many it rewrote.
+	ResealSecrets(ctx context.Context, onlyClear bool) (int, error)
 }
 
 // Accounts are created by the administrative command line.

@@ -1226,7 +1226,7 @@ type PersonUpdate struct {
 	// the field's definition, not to the values persons hold.
 	CustomFields nullable.Nullable[CustomFieldInput] `json:"custom_fields,omitempty"`
 
-	// Email Unique within the account, compared case-insensitively; must contain `@` with text on both sides and no spaces.
+	// Email Unique within the account, in its normal form (lower-cased after NFKC; see Identifiers in the description of this document); must contain `@` with text on both sides and no white space.
 	Email     nullable.Nullable[string] `json:"email,omitempty"`
 	FirstName nullable.Nullable[string] `json:"first_name,omitempty"`
 	LastName  nullable.Nullable[string] `json:"last_name,omitempty"`
@@ -1235,7 +1235,8 @@ type PersonUpdate struct {
 
 // PersonUpsert The update members plus `external_id` and `f_id`. Every member optional; absent leaves the
 // value, `null` clears it. Identifiers (`email`, `external_id`, `f_id`) are unique within the
-// account and may not be empty strings.
+// account, in their normal form (see Identifiers in the description of this document), which
+// is what is stored and answered; they may not be empty strings.
 type PersonUpsert struct {
 	// CustomFields Values keyed by the public `key` of a live Person custom field; merged key by key into
 	// what the person holds. A `null` value removes that key; `null` for the whole object
@@ -1258,7 +1259,7 @@ type PersonUpsert struct {
 	// the field's definition, not to the values persons hold.
 	CustomFields nullable.Nullable[CustomFieldInput] `json:"custom_fields,omitempty"`
 
-	// Email Compared case-insensitively for matching and uniqueness.
+	// Email Matched, unique and stored in its normal form: lower-cased after NFKC.
 	Email      nullable.Nullable[string] `json:"email,omitempty"`
 	ExternalID nullable.Nullable[string] `json:"external_id,omitempty"`
 	FId        nullable.Nullable[string] `json:"f_id,omitempty"`
@@ -1423,7 +1424,8 @@ type Suppression struct {
 	Created DateTime `json:"created"`
 
 	// Hash HMAC-SHA256, keyed with the account's suppression secret (made by pds, never shown), of
-	// the kind, a NUL byte and the identifier (an email lower-cased), in hex.
+	// the kind, a NUL byte and the identifier in its normal form (a phone by its digits and
+	// leading `+`), in hex.
 	Hash string `json:"hash"`
 	ID   string `json:"id"`
 
@@ -1758,10 +1760,10 @@ type ListPersonsParams struct {
 	// UpdatedSince RFC 3339 date-time with `Z` or an offset, at most 30 days before now. Selects window mode.
 	UpdatedSince *time.Time `form:"updated_since,omitempty" json:"updated_since,omitempty"`
 
-	// ExternalID Exact external id; filters the window, or looks the person up. Empty is a 400.
+	// ExternalID External id, in its normal form; filters the window, or looks the person up. Empty, or one the normal form refuses, is a 400.
 	ExternalID *string `form:"external_id,omitempty" json:"external_id,omitempty"`
 
-	// Email Email, compared case-insensitively. Read only in lookup mode without `external_id` (which decides when both are given); empty there is a 400. Ignored, unread, in window mode and beside `external_id`.
+	// Email Email, compared in its normal form (lower-cased after NFKC). Read only in lookup mode without `external_id` (which decides when both are given); empty there, or one the normal form refuses, is a 400. Ignored, unread, in window mode and beside `external_id`.
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
 	// TagIds Window mode only: the person must hold every listed live tag. Repeat the parameter
@@ -2631,7 +2633,7 @@ type ClientInterface interface {
 	// AppendBreadcrumbWithBody Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -2651,7 +2653,7 @@ type ClientInterface interface {
 	// AppendBreadcrumb Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -2816,7 +2818,8 @@ type ClientInterface interface {
 	//   window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 	//   nobody); `email` is ignored.
 	// - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-	//   or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+	//   or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+	//   Identifiers in the description of this document). The page
 	//   holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 	//
 	// `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -2827,7 +2830,7 @@ type ClientInterface interface {
 
 	// UpsertPersonWithBody Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -2847,7 +2850,7 @@ type ClientInterface interface {
 
 	// UpsertPerson Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -3186,6 +3189,10 @@ type ClientInterface interface {
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
 	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -3211,6 +3218,10 @@ type ClientInterface interface {
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
 	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -3233,7 +3244,10 @@ type ClientInterface interface {
 	// UpdateWebhookWithBody Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -3250,7 +3264,10 @@ type ClientInterface interface {
 	// UpdateWebhook Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -3287,7 +3304,9 @@ type ClientInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -3309,7 +3328,9 @@ type ClientInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -3342,6 +3363,10 @@ type ClientInterface interface {
 	// attempts stay in its log and its `attempts` count), signed with the subscription's current
 	// secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 	// (reactivate it first) or when an attempt of this delivery is in progress.
+	//
+	// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+	// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+	// `custom_fields:read`: its body goes wherever the subscription now points.
 	//
 	// Corresponds with POST /webhooks/{id}/deliveries/{delivery_id}/redeliver (the `Redeliver` operationId).
 	Redeliver(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3388,7 +3413,7 @@ func (c *Client) ListBreadcrumbs(ctx context.Context, params *ListBreadcrumbsPar
 // AppendBreadcrumbWithBody Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -3418,7 +3443,7 @@ func (c *Client) AppendBreadcrumbWithBody(ctx context.Context, params *AppendBre
 // AppendBreadcrumb Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -3733,7 +3758,8 @@ func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //     window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 //     nobody); `email` is ignored.
 //   - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-//     or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+//     or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+//     Identifiers in the description of this document). The page
 //     holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 //
 // `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -3754,7 +3780,7 @@ func (c *Client) ListPersons(ctx context.Context, params *ListPersonsParams, req
 
 // UpsertPersonWithBody Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person
@@ -3784,7 +3810,7 @@ func (c *Client) UpsertPersonWithBody(ctx context.Context, contentType string, b
 
 // UpsertPerson Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person
@@ -4363,6 +4389,10 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
 //
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -4397,6 +4427,10 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
+//
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4450,7 +4484,10 @@ func (c *Client) GetWebhook(ctx context.Context, id string, reqEditors ...Reques
 // UpdateWebhookWithBody Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -4477,7 +4514,10 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, id string, contentTy
 // UpdateWebhook Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -4534,7 +4574,9 @@ func (c *Client) ListDeliveries(ctx context.Context, id string, params *ListDeli
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -4566,7 +4608,9 @@ func (c *Client) RedeliverFailedWithBody(ctx context.Context, id string, content
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -4619,6 +4663,10 @@ func (c *Client) GetDelivery(ctx context.Context, id string, deliveryID string, 
 // attempts stay in its log and its `attempts` count), signed with the subscription's current
 // secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 // (reactivate it first) or when an attempt of this delivery is in progress.
+//
+// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+// `custom_fields:read`: its body goes wherever the subscription now points.
 //
 // Corresponds with POST /webhooks/{id}/deliveries/{delivery_id}/redeliver (the `Redeliver` operationId).
 func (c *Client) Redeliver(ctx context.Context, id string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6914,7 +6962,7 @@ type ClientWithResponsesInterface interface {
 	// AppendBreadcrumbWithBodyWithResponse Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -6934,7 +6982,7 @@ type ClientWithResponsesInterface interface {
 	// AppendBreadcrumbWithResponse Append a breadcrumb
 	//
 	// The person is `person_id` when given (404 if it names no person of the account); else the
-	// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+	// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 	// else a new person holding the identifiers given, which fires `person.created`. Matching
 	// never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 	// `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -7119,7 +7167,8 @@ type ClientWithResponsesInterface interface {
 	//   window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 	//   nobody); `email` is ignored.
 	// - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-	//   or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+	//   or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+	//   Identifiers in the description of this document). The page
 	//   holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 	//
 	// `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -7132,7 +7181,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpsertPersonWithBodyWithResponse Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -7152,7 +7201,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpsertPersonWithResponse Upsert a person
 	//
-	// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+	// Matches an existing person by `external_id`, then `email` (in its normal form), then
 	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 	// every supplied identifier is written to the person. Answers 201 when it created the person
@@ -7517,6 +7566,10 @@ type ClientWithResponsesInterface interface {
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
 	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -7541,6 +7594,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 	// `webhooks` section of this document); the log of what was sent: `Delivery`.
+	//
+	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+	// the first missing); `person.deleted` alone needs only `webhooks:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7568,7 +7625,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookWithBodyWithResponse Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -7585,7 +7645,10 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookWithResponse Update a webhook subscription
 	//
 	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null.
+	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// `target_url` or `events` of a subscription whose events (as they will be) include
+	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 	//
 	// `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 	// cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -7624,7 +7687,9 @@ type ClientWithResponsesInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -7646,7 +7711,9 @@ type ClientWithResponsesInterface interface {
 	// once, under the same id and with the same body, with a fresh round of the retry schedule
 	// (earlier attempts stay in its log and its `attempts` count), signed with the
 	// subscription's current secret. All of them or none, in one transaction; `redelivered`
-	// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+	// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+	// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+	// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 	// delivery whose attempt is still in progress (one cancelled while it was being attempted:
 	// Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 	//
@@ -7681,6 +7748,10 @@ type ClientWithResponsesInterface interface {
 	// attempts stay in its log and its `attempts` count), signed with the subscription's current
 	// secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 	// (reactivate it first) or when an attempt of this delivery is in progress.
+	//
+	// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+	// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+	// `custom_fields:read`: its body goes wherever the subscription now points.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12489,7 +12560,7 @@ func (c *ClientWithResponses) ListBreadcrumbsWithResponse(ctx context.Context, p
 // AppendBreadcrumbWithBodyWithResponse Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -12515,7 +12586,7 @@ func (c *ClientWithResponses) AppendBreadcrumbWithBodyWithResponse(ctx context.C
 // AppendBreadcrumbWithResponse Append a breadcrumb
 //
 // The person is `person_id` when given (404 if it names no person of the account); else the
-// first person matched by `external_id`, then `email` (case-insensitively), then `f_id`;
+// first person matched by `external_id`, then `email` (in its normal form), then `f_id`;
 // else a new person holding the identifiers given, which fires `person.created`. Matching
 // never writes identifiers onto an existing person. A breadcrumb without any of `person_id`,
 // `external_id`, `email`, `f_id` is a 400. `campaign_id` and `project_id` must name records
@@ -12790,7 +12861,8 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 //     window (`tag_ids`: the person holds ALL of them; an unknown or archived tag id matches
 //     nobody); `email` is ignored.
 //   - **Lookup mode** (no `updated_since`): the person whose `external_id` equals the parameter,
-//     or, when `external_id` is not given, whose `email` matches case-insensitively. The page
+//     or, when `external_id` is not given, whose `email` matches, both in their normal form (see
+//     Identifiers in the description of this document). The page
 //     holds 0 or 1 item; `external_id` wins when both are given; `tag_ids` is ignored.
 //
 // `total` is exact. `date_last_seen` moves on every change of the person (attributes, custom
@@ -12809,7 +12881,7 @@ func (c *ClientWithResponses) ListPersonsWithResponse(ctx context.Context, param
 
 // UpsertPersonWithBodyWithResponse Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person
@@ -12835,7 +12907,7 @@ func (c *ClientWithResponses) UpsertPersonWithBodyWithResponse(ctx context.Conte
 
 // UpsertPersonWithResponse Upsert a person
 //
-// Matches an existing person by `external_id`, then `email` (case-insensitively), then
+// Matches an existing person by `external_id`, then `email` (in its normal form), then
 // `f_id` (only the identifiers supplied take part); when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
 // every supplied identifier is written to the person. Answers 201 when it created the person
@@ -13344,6 +13416,10 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
 //
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
@@ -13374,6 +13450,10 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 //
 // What is sent, when and how it is signed: see the `DeliveryBody` schema (and the top-level
 // `webhooks` section of this document); the log of what was sent: `Delivery`.
+//
+// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
+// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
+// the first missing); `person.deleted` alone needs only `webhooks:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13419,7 +13499,10 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, id str
 // UpdateWebhookWithBodyWithResponse Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -13442,7 +13525,10 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 // UpdateWebhookWithResponse Update a webhook subscription
 //
 // Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null.
+// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// `target_url` or `events` of a subscription whose events (as they will be) include
+// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
+// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
 //
 // `{"is_active": false}` switches the subscription off (`disabled_reason` `manual`) and
 // cancels its pending deliveries (they become `failed`). `{"is_active": true}` brings back a
@@ -13493,7 +13579,9 @@ func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -13521,7 +13609,9 @@ func (c *ClientWithResponses) RedeliverFailedWithBodyWithResponse(ctx context.Co
 // once, under the same id and with the same body, with a fresh round of the retry schedule
 // (earlier attempts stay in its log and its `attempts` count), signed with the
 // subscription's current secret. All of them or none, in one transaction; `redelivered`
-// says how many. Pending and succeeded deliveries are left as they are, as is a failed
+// says how many. Needs `webhooks:read` (that count is the log's), `persons:read`,
+// `tags:read` and `custom_fields:read` as well: the failed deliveries may be of any event
+// the subscription ever listed, and their bodies go wherever it now points. Pending and succeeded deliveries are left as they are, as is a failed
 // delivery whose attempt is still in progress (one cancelled while it was being attempted:
 // Redeliver refuses it with a 409), so that the attempt's outcome is recorded.
 //
@@ -13568,6 +13658,10 @@ func (c *ClientWithResponses) GetDeliveryWithResponse(ctx context.Context, id st
 // attempts stay in its log and its `attempts` count), signed with the subscription's current
 // secret. Takes no body (and needs no `Content-Type`). 409 when the subscription is inactive
 // (reactivate it first) or when an attempt of this delivery is in progress.
+//
+// Needs `webhooks:read` as well (the answer is the delivery as the log holds it) and, for a
+// delivery of `person.created` or `person.updated`, `persons:read`, `tags:read` and
+// `custom_fields:read`: its body goes wherever the subscription now points.
 //
 // Returns a wrapper object for the known response body format(s).
 //

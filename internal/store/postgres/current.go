@@ -23,5 +23,5 @@ func CheckCurrent(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
-	return schema.Check(ctx, "postgres", db, goose.DialectPostgres, sub)
+	return schema.Check(ctx, "postgres", db, goose.DialectPostgres, sub, goMigrations()...)
 }

@@ -39,7 +39,7 @@ func RerunMigration(ctx context.Context, url string, version int64) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithAllowOutofOrder(true), goose.WithGoMigrations(goMigrations()...))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
+	"github.com/pds-dev/pds/internal/secrets"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
@@ -42,6 +43,11 @@ type Options struct {
 	// binary with a *schema.BehindError naming them (pds serve
 	// --migrate=false, whose deploy runs pds migrate as a step of its own).
 	KeepSchema bool
+	// Secrets, when set, seals the secrets the database holds under the
+	// operator's key (--secrets-key-file); nil keeps them in clear. Either
+	// way Open refuses a database whose secrets are sealed under a key it
+	// lacks.
+	Secrets *secrets.Keyring
 }
 
 // defaultConnectTimeout bounds a connection attempt whose URL sets no
@@ -101,6 +107,10 @@ func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
 		st.CacheKeys(newKeyWatch(url, st))
 	default:
 		st.CacheKeys(newKeyPoll(db, st))
+	}
+	if err := st.UseSecretsKeys(ctx, opts.Secrets); err != nil {
+		st.Close()
+		return nil, err
 	}
 	return st, nil
 }
@@ -214,7 +224,8 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithLocker(locker), goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithLocker(locker), goose.WithAllowOutofOrder(true),
+		goose.WithGoMigrations(goMigrations()...))
 	if err != nil {
 		return err
 	}
@@ -222,6 +233,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate postgres: %w", err)
 	}
 	return nil
+}
+
+// goMigrations are the migrations written in Go, beside migrations/*.sql.
+func goMigrations() []*goose.Migration {
+	return []*goose.Migration{sqlstore.NormalIdentifiersMigration(func(column string) string {
+		return column + ` ~ '[^ -~]'`
+	})}
 }
 
 // migrationLockTable holds the migrations' lock row (goose's table lock).

@@ -258,6 +258,22 @@ func TestSignaturesRedactedAtRest(t *testing.T) {
 	})
 }
 
+// TestIdentifiersNormalizedAtRest: migration 00210 puts identifiers an
+// earlier version stored in another form into the normal form.
+func TestIdentifiersNormalizedAtRest(t *testing.T) {
+	t.Parallel()
+	url := testenv.Postgres.NewDatabase(t)
+	st := testenv.Postgres.Open(t, url)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.IdentifiersNormalizedAtRest(t, st, db, func() error {
+		return postgres.RerunMigration(context.Background(), url, 210)
+	})
+}
+
 // TestConcurrentAppendsThroughAPooler: appends arriving together share
 // one statement (the appender's arrays, its lock timeout set for its own
 // transaction), directly and through a pooler in transaction mode: each

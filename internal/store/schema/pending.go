@@ -20,8 +20,8 @@ import (
 // lacks. It only reads: goose's own checks (Provider.HasPending, Status)
 // would create goose's version table in a database that has none, and a
 // server that must not change the schema must not do even that.
-func Pending(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS) ([]string, error) {
-	p, err := goose.NewProvider(dialect, db, fsys, goose.WithAllowOutofOrder(true))
+func Pending(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS, goMigrations ...*goose.Migration) ([]string, error) {
+	p, err := goose.NewProvider(dialect, db, fsys, goose.WithAllowOutofOrder(true), goose.WithGoMigrations(goMigrations...))
 	if err != nil {
 		return nil, err
 	}
@@ -31,9 +31,14 @@ func Pending(ctx context.Context, db *sql.DB, dialect goose.Dialect, fsys fs.FS)
 	}
 	var pending []string
 	for _, src := range p.ListSources() {
-		if !applied[src.Version] {
-			pending = append(pending, path.Base(src.Path))
+		if applied[src.Version] {
+			continue
 		}
+		name := path.Base(src.Path)
+		if src.Path == "" {
+			name = fmt.Sprintf("%05d (a migration in Go)", src.Version)
+		}
+		pending = append(pending, name)
 	}
 	return pending, nil
 }
@@ -98,9 +103,10 @@ func (e *BehindError) Error() string {
 		e.Engine, count(len(e.Pending)), names(e.Pending))
 }
 
-// Check returns a *BehindError when db lacks any migration of fsys.
-func Check(ctx context.Context, engine string, db *sql.DB, dialect goose.Dialect, fsys fs.FS) error {
-	pending, err := Pending(ctx, db, dialect, fsys)
+// Check returns a *BehindError when db lacks any migration of fsys or of
+// goMigrations.
+func Check(ctx context.Context, engine string, db *sql.DB, dialect goose.Dialect, fsys fs.FS, goMigrations ...*goose.Migration) error {
+	pending, err := Pending(ctx, db, dialect, fsys, goMigrations...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", engine, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/schema"
 	"github.com/pds-dev/pds/internal/store/sqlite"
+	"github.com/pds-dev/pds/internal/store/sqlstore"
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
@@ -121,6 +123,11 @@ func migrationFiles(t *testing.T, engine string) []string {
 	for i, n := range names {
 		names[i] = filepath.Base(n)
 	}
+	// The migrations written in Go have no file, and are named by their
+	// version where they come.
+	goName := fmt.Sprintf("%05d (a migration in Go)", sqlstore.NormalIdentifiersVersion)
+	names = append(names, goName)
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(a[:5], b[:5]) })
 	return names
 }
 

@@ -21,48 +21,95 @@ type BackupResult struct {
 // Backup writes a consistent copy of the database at path to dest, which
 // must not exist, while other connections (a running server) keep writing:
 // VACUUM INTO reads one snapshot in a read transaction, which in WAL mode
-// neither waits for writers nor holds them up. The copy is written beside
-// dest, checked (PRAGMA integrity_check), synced and only then renamed to
-// dest, so dest is never a partial or unchecked file. It holds every
-// transaction committed before Backup began.
+// neither waits for writers nor holds them up. It holds every transaction
+// committed before Backup began.
+//
+// The copy is written into a file Backup creates itself, beside dest, with
+// O_EXCL, a random name and mode 0600 (os.CreateTemp): in a directory
+// others may write (a shared /tmp), a file someone planted under a name
+// pds would use is never filled with the database, nor removed. The copy
+// is checked (PRAGMA integrity_check), synced, and only then given its
+// name by a rename that refuses to replace a file (renameNoReplace), so
+// dest is never a partial or unchecked file, and a file that appeared at
+// dest meanwhile is left as it is.
 func Backup(ctx context.Context, path, dest string) (BackupResult, error) {
 	start := time.Now()
 	if _, err := os.Stat(path); err != nil {
 		return BackupResult{}, fmt.Errorf("database %q: %w", path, err)
 	}
+	exists := fmt.Errorf("%q exists: a backup never overwrites a file; name a new one", dest)
 	if _, err := os.Lstat(dest); err == nil {
-		return BackupResult{}, fmt.Errorf("%q exists: a backup never overwrites a file; name a new one", dest)
+		return BackupResult{}, exists
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return BackupResult{}, err
 	}
-	partial := dest + ".partial"
-	_ = os.Remove(partial) // left by a backup that was cut short
-	// VACUUM INTO fills an empty file as it finds it: created here, the
-	// copy is its owner's alone, as the database is (createPrivate).
-	if err := createPrivate(partial); err != nil {
+	dir := filepath.Dir(dest)
+	if err := mkdirPrivate(dir); err != nil {
 		return BackupResult{}, err
 	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".*.partial")
+	if err != nil {
+		return BackupResult{}, err
+	}
+	partial := f.Name()
+	named := false
+	defer func() {
+		f.Close()
+		if !named {
+			_ = os.Remove(partial)
+		}
+	}()
+	// The umask may have taken bits off; this sets exactly the owner's.
+	if err := f.Chmod(privateFile); err != nil {
+		return BackupResult{}, err
+	}
+	// VACUUM INTO opens the file by its name and fills it as it finds it
+	// (empty): the name must still be the file made here when it is done.
 	if err := vacuumInto(ctx, path, partial); err != nil {
-		_ = os.Remove(partial)
+		return BackupResult{}, err
+	}
+	if err := stillOwn(f, partial); err != nil {
 		return BackupResult{}, err
 	}
 	if err := checkIntegrity(ctx, partial); err != nil {
-		_ = os.Remove(partial)
 		return BackupResult{}, err
 	}
-	size, err := syncFile(partial)
+	if err := f.Sync(); err != nil {
+		return BackupResult{}, err
+	}
+	fi, err := f.Stat()
 	if err != nil {
-		_ = os.Remove(partial)
 		return BackupResult{}, err
 	}
-	if err := os.Rename(partial, dest); err != nil {
-		_ = os.Remove(partial)
+	if beforeBackupRename != nil {
+		beforeBackupRename()
+	}
+	if err := renameNoReplace(partial, dest); errors.Is(err, fs.ErrExist) {
+		return BackupResult{}, exists
+	} else if err != nil {
 		return BackupResult{}, err
 	}
-	if err := syncDir(filepath.Dir(dest)); err != nil {
+	named = true
+	if err := syncDir(dir); err != nil {
 		return BackupResult{}, err
 	}
-	return BackupResult{File: dest, Bytes: size, Duration: time.Since(start)}, nil
+	return BackupResult{File: dest, Bytes: fi.Size(), Duration: time.Since(start)}, nil
+}
+
+// stillOwn fails unless name is still the file f, the one Backup created.
+func stillOwn(f *os.File, name string) error {
+	mine, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	there, err := os.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(mine, there) {
+		return fmt.Errorf("%q was replaced while the backup was written into it; nothing was kept", name)
+	}
+	return nil
 }
 
 func vacuumInto(ctx context.Context, path, dest string) error {
@@ -108,22 +155,6 @@ func checkIntegrity(ctx context.Context, file string) error {
 	return nil
 }
 
-func syncFile(file string) (int64, error) {
-	f, err := os.OpenFile(file, os.O_RDWR, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
-}
-
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -132,3 +163,7 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// beforeBackupRename, set by tests only, runs just before the copy is
+// given its name.
+var beforeBackupRename func()

@@ -27,5 +27,5 @@ func CheckCurrent(ctx context.Context, path string) error {
 		return err
 	}
 	defer db.Close()
-	return schema.Check(ctx, "sqlite", db, goose.DialectSQLite3, mustSub(migrations, "migrations"))
+	return schema.Check(ctx, "sqlite", db, goose.DialectSQLite3, mustSub(migrations, "migrations"), goMigrations()...)
 }

@@ -18,7 +18,8 @@ func RerunMigration(ctx context.Context, path string, version int64) error {
 		return err
 	}
 	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true),
+		goose.WithGoMigrations(goMigrations()...))
 	if err != nil {
 		return err
 	}

@@ -78,3 +78,12 @@ func mkdirPrivate(dir string) error {
 	}
 	return nil
 }
+
+// linkThenUnlink gives the file at from the name to as well, which a link
+// refuses when the name is taken (fs.ErrExist), then drops from.
+func linkThenUnlink(from, to string) error {
+	if err := os.Link(from, to); err != nil {
+		return err
+	}
+	return os.Remove(from)
+}

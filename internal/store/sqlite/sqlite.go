@@ -20,6 +20,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/secrets"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/sqlstore"
 )
@@ -36,6 +37,11 @@ type Options struct {
 	KeepSchema bool
 	// Log takes what the store says of the faults it mends; nil discards.
 	Log *slog.Logger
+	// Secrets, when set, seals the secrets the database holds under the
+	// operator's key (--secrets-key-file); nil keeps them in clear. Either
+	// way Open refuses a database whose secrets are sealed under a key it
+	// lacks.
+	Secrets *secrets.Keyring
 }
 
 // Open opens (creating if needed) the SQLite file at path and applies the
@@ -92,6 +98,10 @@ func OpenWith(ctx context.Context, path string, opts Options) (store.Store, erro
 	// The checkpointer checkpoints on a connection of its own.
 	ckpt := startCheckpointer(conns.pool(dsn(path, false, busyTimeout), 1, 1), keys.wal, st.BetweenWrites, conns.reset)
 	st.CloseWith(ckpt)
+	if err := st.UseSecretsKeys(ctx, opts.Secrets); err != nil {
+		st.Close()
+		return nil, err
+	}
 	// An erasure a crash interrupted between its chunks is finished before
 	// anything is served: its person ends erased, never half.
 	if err := st.FinishErasures(ctx, time.Now().UTC()); err != nil {
@@ -116,7 +126,8 @@ func Migrate(ctx context.Context, path string) error {
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, mustSub(migrations, "migrations"), goose.WithAllowOutofOrder(true),
+		goose.WithGoMigrations(goMigrations()...))
 	if err != nil {
 		return err
 	}
@@ -124,6 +135,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate sqlite: %w", err)
 	}
 	return nil
+}
+
+// goMigrations are the migrations written in Go, beside migrations/*.sql.
+func goMigrations() []*goose.Migration {
+	return []*goose.Migration{sqlstore.NormalIdentifiersMigration(func(column string) string {
+		return column + ` GLOB '*[^ -~]*'`
+	})}
 }
 
 // busyTimeout is how long, in milliseconds, a connection other than the

@@ -14,9 +14,10 @@ import (
 // time, creating the person when its identifiers match nobody; all in the
 // person write path, so a created person opens a person.created burst.
 func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
-	if err := s.refuseSuppressed(ctx, s.reader(), accountID, w, breadcrumbValues(in)); err != nil {
+	if err := in.NormalizeIdentifiers(); err != nil {
 		return domain.Breadcrumb{}, false, err
 	}
+	s.warmSecret(ctx, accountID, w)
 	if b, ok, err := s.appendToHolder(ctx, accountID, in, w); err != nil || ok {
 		return inMillis(b), false, err
 	}
@@ -104,13 +105,18 @@ func inMillis(b domain.Breadcrumb) domain.Breadcrumb {
 
 // breadcrumbPerson loads what the references of a checked breadcrumb name
 // (service.CheckBreadcrumbRefs): the person of person_id, else the holders
-// of its identifiers, which service.MatchOrCreate resolves to a person.
+// of its identifiers, which service.MatchOrCreate resolves to a person;
+// either way whether an identifier it names is suppressed, which refuses
+// it (see holdersAndSuppressed).
 func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domain.BreadcrumbInput, w store.Write) (string, change, error) {
 	if in.PersonID != nil {
-		return *in.PersonID, seenOnly, lockPerson(ctx, q, accountID, *in.PersonID)
+		if err := lockPerson(ctx, q, accountID, *in.PersonID); err != nil {
+			return "", 0, err
+		}
+		return *in.PersonID, seenOnly, q.s.refuseSuppressed(ctx, q, accountID, breadcrumbValues(in))
 	}
 	ids := in.Identifiers()
-	holders, err := identifierHolders(ctx, q, accountID, ids)
+	holders, err := holdersAndSuppressed(ctx, q, accountID, ids, breadcrumbValues(in))
 	if err != nil {
 		return "", 0, err
 	}
@@ -130,9 +136,6 @@ func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domai
 			err = errPersonErased
 		}
 		return target.ID, seenOnly, err
-	}
-	if err := refuseSuppressedCreate(ctx, q, accountID, breadcrumbValues(in)); err != nil {
-		return "", 0, err
 	}
 	id := domain.NewID(domain.PersonIDPrefix)
 	return id, createdNew, insertPerson(ctx, q, accountID, id, attributes{Identifiers: ids}, w)

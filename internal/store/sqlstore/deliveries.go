@@ -416,6 +416,12 @@ func leasedJobs(ctx context.Context, q querier, token string) ([]domain.Delivery
 			return nil, err
 		}
 		job.Previous = retiredSecret(previous, previousUntil)
+		if err := q.s.openWebhookSecrets(d.WebhookID, &job.CurrentSecret, job.Previous); err != nil {
+			return nil, err
+		}
+		if job.Secret, err = q.s.openText(job.Secret, webhookPlace(d.WebhookID)); err != nil {
+			return nil, err
+		}
 		d.Body = []byte(body)
 		job.Delivery = *d
 		jobs = append(jobs, job)

@@ -96,6 +96,9 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 	if err := eraseDeliveries(ctx, q, accountID, personID, now); err != nil {
 		return domain.Erasure{}, false, err
 	}
+	if err := clearNamed(ctx, q, accountID, email, externalID, fID); err != nil {
+		return domain.Erasure{}, false, err
+	}
 	if _, err := q.exec(ctx, `DELETE FROM persons WHERE account_id = $1 AND id = $2`, accountID, personID); err != nil {
 		return domain.Erasure{}, false, err
 	}
@@ -153,6 +156,28 @@ func deleteBreadcrumbs(ctx context.Context, q querier, accountID, personID strin
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// clearNamed clears the erased person's identifiers (its own breadcrumbs
+// are deleted already) from every breadcrumb of the account that names
+// them, whoever holds it: a breadcrumb matched to another person by one
+// identifier keeps that person, and that identifier, but not the erased
+// person's. Each is found by its index (breadcrumbs_email, migration
+// 00220), in the normal form both are stored in (migration 00210).
+func clearNamed(ctx context.Context, q querier, accountID string, email, externalID, fID sql.NullString) error {
+	for _, c := range []struct {
+		column string
+		v      sql.NullString
+	}{{"email", email}, {"external_id", externalID}, {"f_id", fID}} {
+		if !c.v.Valid || c.v.String == "" {
+			continue
+		}
+		if _, err := q.exec(ctx, `UPDATE breadcrumbs SET `+c.column+` = NULL WHERE account_id = $1 AND `+c.column+` = $2`,
+			accountID, c.v.String); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // eraseDeliveries cancels the person's pending deliveries (those never
@@ -232,13 +257,20 @@ func suppress(ctx context.Context, q querier, accountID string, values []domain.
 	if _, err := rand.Read(fresh); err != nil {
 		return err
 	}
+	sealed, err := q.s.sealer.Seal(fresh, suppressionPlace(accountID))
+	if err != nil {
+		return err
+	}
 	if _, err := q.exec(ctx, `INSERT INTO suppression_secrets (account_id, secret) VALUES ($1, $2)
-		ON CONFLICT (account_id) DO NOTHING`, accountID, fresh); err != nil {
+		ON CONFLICT (account_id) DO NOTHING`, accountID, sealed); err != nil {
 		return err
 	}
 	delete(q.noSecret, accountID)
 	var secret []byte
 	if err := q.queryRow(ctx, `SELECT secret FROM suppression_secrets WHERE account_id = $1`, accountID).Scan(&secret); err != nil {
+		return err
+	}
+	if secret, err = q.s.sealer.Open(secret, suppressionPlace(accountID)); err != nil {
 		return err
 	}
 	for _, v := range values {

@@ -282,7 +282,7 @@ func activeSubscriptions(ctx context.Context, q querier, accounts []string, lock
 	for chunk := range slices.Chunk(accounts, finishChunk) {
 		var a sqlArgs
 		where := `account_id IN (` + a.list(anySlice(chunk)...) + `) AND is_active = ` + a.add(true)
-		ws, err := queryAll(ctx, q, byValue(scanWebhook), `SELECT `+webhookColumns+` FROM webhooks WHERE `+where+
+		ws, err := queryAll(ctx, q, byValue(q.s.scanWebhook), `SELECT `+webhookColumns+` FROM webhooks WHERE `+where+
 			` ORDER BY id`+lock, a...)
 		if err != nil {
 			return nil, err

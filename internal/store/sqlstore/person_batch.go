@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -24,17 +25,20 @@ import (
 // savepoint. A batch kept from the first run is what the second would have
 // made, since no item's savepoint would have been rolled back.
 func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write) ([]store.UpsertResult, error) {
-	values := make([][]domain.SuppressedValue, len(items))
-	for i, in := range items {
-		values[i] = upsertValues(in)
-	}
-	refused, err := s.suppressedAt(ctx, s.reader(), accountID, w, values)
-	if err != nil {
-		return nil, err
+	// Each item is checked against the suppressions in the batch's
+	// transaction, as a single upsert is; one refused runs the batch again
+	// with savepoints, as any refused item does.
+	items = slices.Clone(items)
+	refused := map[int]error{}
+	for i := range items {
+		if err := items[i].Normalize(); err != nil {
+			refused[i] = err
+		}
 	}
 	if len(refused) > 0 {
 		return s.upsertAllBut(ctx, accountID, items, w, refused)
 	}
+	s.warmSecret(ctx, accountID, w)
 	results, err := s.upsertBatch(ctx, accountID, items, w, false)
 	if errors.Is(err, errItemNeedsSavepoint) {
 		results, err = s.upsertBatch(ctx, accountID, items, w, true)
@@ -45,9 +49,8 @@ func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []dom
 	return results, nil
 }
 
-// upsertAllBut runs the batch without the items refused for naming a
-// suppressed identifier, which store nothing and answer their refusal in
-// their place.
+// upsertAllBut runs the batch without the items refused before it ran,
+// which store nothing and answer their refusal in their place.
 func (s *Store) upsertAllBut(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write, refused map[int]error) ([]store.UpsertResult, error) {
 	var rest []domain.PersonUpsert
 	for i, in := range items {
@@ -55,7 +58,6 @@ func (s *Store) upsertAllBut(ctx context.Context, accountID string, items []doma
 			rest = append(rest, in)
 		}
 	}
-	w.NoSuppressions = true // the rest were looked up just now
 	var done []store.UpsertResult
 	if len(rest) > 0 {
 		var err error

@@ -75,7 +75,7 @@ func createUnlessHeldQuery(d Dialect, accountID string, ids domain.Identifiers, 
 // account (an expression of its id) suppresses any identifier: a create in
 // one statement cannot check identifiers against their keyed hashes, so it
 // creates nothing then and leaves the person to a transaction, which checks
-// after its look-up (refuseSuppressedCreate). Read in the statement's own
+// in the statement of its look-up (holdersAndSuppressed). Read in the statement's own
 // snapshot, it leaves no moment in which a suppression committed before
 // the look-up goes unseen.
 func suppressingMark(account string) string {

@@ -27,7 +27,7 @@ func TestUpsertCreateRoundTrips(t *testing.T) {
 		acc, _ := rs.seedAccount(t, 10)
 		ctx := context.Background()
 		// As the API writes for a key whose account suppresses nothing
-		// (store.Write.NoSuppressions): no look-up of suppressions.
+		// (store.Write.NoSuppressions): no read of the secret beside it.
 		w := store.Write{Now: seedEpoch.Add(time.Hour), Window: time.Minute, NoSuppressions: true}
 		upsert := func(in domain.PersonUpsert) (*domain.Person, bool, int64, int64) {
 			t.Helper()
@@ -54,7 +54,7 @@ func TestUpsertCreateRoundTrips(t *testing.T) {
 			t.Errorf("a new person took %d statements in %d transactions, want 1 in none", n, tx)
 		}
 		got, err := rs.GetPerson(ctx, acc, p.ID)
-		if err != nil || *got.Email != "New@x.test" || *got.ExternalID != "new-1" || got.DateCreated != p.DateCreated {
+		if err != nil || *got.Email != "new@x.test" || *got.ExternalID != "new-1" || got.DateCreated != p.DateCreated {
 			t.Fatalf("read back %+v (%v), want %+v", got, err, p)
 		}
 		b, err := rs.PendingBurst(ctx, acc, p.ID)
@@ -68,7 +68,7 @@ func TestUpsertCreateRoundTrips(t *testing.T) {
 		// both that also reads the person back (matchHeld).
 		p2, created, n, tx := upsert(domain.PersonUpsert{Email: set("new@X.test"), LastName: set("Lovelace")})
 		if created || p2.ID != p.ID || *p2.LastName != "Lovelace" || p2.UpsertResult != domain.UpsertUpdated ||
-			!p2.DateLastSeen.Equal(w.Now) || *p2.Email != "new@X.test" || *p2.FirstName != "Ada" {
+			!p2.DateLastSeen.Equal(w.Now) || *p2.Email != "new@x.test" || *p2.FirstName != "Ada" {
 			t.Fatalf("match: created %v, %+v", created, p2)
 		}
 		if eng.Name == "postgres" && (n != 2 || tx != 0) {

@@ -43,6 +43,7 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	defer s.folder.resume()
 	im := &personImporter{s: s, ctx: ctx, accountID: accountID, w: w, liveTag: map[string]bool{},
 		nextAnalyze: firstAnalyze, ids: newPersonIDs(w.Now)}
+	lines = normalizedLines(lines)
 	if s.dialect.ImportCommitsChunks {
 		if through, err := s.importInChunks(ctx, im, lines); err != nil {
 			return store.PersonImportResult{PersonImportCounts: im.counts, ImportedThrough: through}, err
@@ -57,6 +58,24 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	// After the fold, so that the counts' statistics describe its buckets.
 	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, s.dialect.personImportTablesOf())
 	return res, nil
+}
+
+// normalizedLines is lines with each line's identifiers in their normal
+// form (domain.PersonUpsert.Normalize), or a line that cannot be one
+// refused by its number.
+func normalizedLines(lines iter.Seq2[store.PersonImport, error]) iter.Seq2[store.PersonImport, error] {
+	return func(yield func(store.PersonImport, error) bool) {
+		for rec, err := range lines {
+			if err == nil {
+				if nerr := rec.Person.Normalize(); nerr != nil {
+					err = &store.ImportLineError{Line: rec.Line, Err: nerr}
+				}
+			}
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
 }
 
 // importAtOnce writes every line in one transaction: all or nothing.
@@ -201,10 +220,13 @@ func (im *personImporter) chunk() error {
 			im.w.Now = now
 		}
 	}
-	if err := im.refuseSuppressed(); err != nil {
+	// The suppressions after the holders: read in that order in the
+	// chunk's transaction, an erasure that committed in between is seen by
+	// the second read if the first missed its person.
+	if err := im.lookupTaken(); err != nil {
 		return err
 	}
-	if err := im.lookupTaken(); err != nil {
+	if err := im.refuseSuppressed(); err != nil {
 		return err
 	}
 	if err := im.lockHeld(); err != nil {
@@ -233,7 +255,7 @@ func (im *personImporter) refuseSuppressed() error {
 	for i, rec := range im.buf {
 		values[i] = upsertValues(rec.Person)
 	}
-	refused, err := im.s.suppressedAt(im.ctx, im.q, im.accountID, im.w, values)
+	refused, err := im.s.suppressedAt(im.ctx, im.q, im.accountID, values)
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,12 @@ func (s *Store) matchHeld(ctx context.Context, accountID string, in domain.Perso
 	if err != nil || update == "" {
 		return nil, err
 	}
-	query := `WITH u AS (` + update + ` AND ` + s.dialect.RowVersion + ` = ` + args.add(row.version) + ` RETURNING *)`
+	// The holders were read while the account suppressed nothing (else
+	// the create's statement marks them, suppressingMark, and the upsert
+	// runs in its transaction): should a suppression have been made
+	// since, this writes nothing and the transaction checks.
+	query := `WITH u AS (` + update + ` AND ` + s.dialect.RowVersion + ` = ` + args.add(row.version) +
+		` AND NOT EXISTS (SELECT 1 FROM suppressions WHERE account_id = ` + args.add(accountID) + `) RETURNING *)`
 	written := `TRUE`
 	if stamps.Event {
 		next := service.BurstAfterChange(row.burst, false, w.Now, w.Window)

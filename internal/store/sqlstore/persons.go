@@ -19,9 +19,11 @@ import (
 // runs when that statement found the identifiers held. With group commit,
 // the identifiers are looked up beside the writer first.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
-	if err := s.refuseSuppressed(ctx, s.reader(), accountID, w, upsertValues(in)); err != nil {
+	// Callers normalize at the door; the store holds nothing else.
+	if err := in.Normalize(); err != nil {
 		return nil, false, err
 	}
+	s.warmSecret(ctx, accountID, w)
 	var (
 		p       *domain.Person
 		created bool
@@ -89,11 +91,14 @@ func upsertWrite(ctx context.Context, q querier, accountID string, in domain.Per
 }
 
 // upsertPerson is the part of UpsertPerson inside its transaction (also run
-// for each line of an import): load what service.UpsertTarget decides on,
-// then create or patch. The caller records the change it reports. A person
-// it creates it also returns, as a read would find it. held is as for
-// upsertWrite: holders read before the transaction are as good as holders
-// read in it, since neither read locks them (see identifierHolders).
+// for each line of an import): check the custom values, load what
+// service.UpsertTarget decides on and whether a named identifier is
+// suppressed, then create or patch. The caller records the change it
+// reports. A person it creates it also returns, as a read would find it.
+// held is as for upsertWrite: holders read before the transaction are as
+// good as holders read in it, since neither read locks them (see
+// identifierHolders); suppressions are not, and are read in it either way
+// (see holdersAndSuppressed).
 func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
 	held *[]service.Holder) (string, change, attrUpdate, *domain.Person, error) {
 	values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
@@ -104,7 +109,11 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 	var holders []service.Holder
 	if held != nil {
 		holders = *held
-	} else if holders, err = identifierHolders(ctx, q, accountID, ids); err != nil {
+		err = q.s.refuseSuppressed(ctx, q, accountID, upsertValues(in))
+	} else {
+		holders, err = holdersAndSuppressed(ctx, q, accountID, ids, upsertValues(in))
+	}
+	if err != nil {
 		return "", 0, nil, nil, err
 	}
 	target, err := service.UpsertTarget(ids, holders)
@@ -112,9 +121,6 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 		return "", 0, nil, nil, err
 	}
 	if target.Create {
-		if err := refuseSuppressedCreate(ctx, q, accountID, upsertValues(in)); err != nil {
-			return "", 0, nil, nil, err
-		}
 		id := domain.NewID(domain.PersonIDPrefix)
 		attrs := attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
 		if err := insertPerson(ctx, q, accountID, id, attrs, w); err != nil {
@@ -139,12 +145,12 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 
 // UpdatePerson applies a patch to an existing person.
 func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
-	// Only an identifier no live person holds can be suppressed, and an
-	// update must not give one back to a person.
-	if err := s.refuseSuppressed(ctx, s.reader(), accountID, w,
-		domain.SuppressedValues(in.Email.Ptr(), nil, nil, in.Phone.Ptr())); err != nil {
+	checked := in.AsUpsert()
+	if err := checked.Normalize(); err != nil {
 		return nil, err
 	}
+	in.Email, in.Phone = checked.Email, checked.Phone
+	s.warmSecret(ctx, accountID, w)
 	var attrs attrUpdate
 	p, _, err := s.personWrite(ctx, accountID, w, readBack, &attrs, func(q querier) (string, change, error) {
 		if err := lockPerson(ctx, q, accountID, id); err != nil {
@@ -154,8 +160,10 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 		if err != nil {
 			return "", 0, err
 		}
+		// Only an identifier no live person holds can be suppressed, and an
+		// update must not give one back to a person.
 		ids := domain.Identifiers{Email: in.Email.Ptr()}
-		holders, err := identifierHolders(ctx, q, accountID, ids)
+		holders, err := holdersAndSuppressed(ctx, q, accountID, ids, domain.CheckedValues(in.Email.Ptr(), nil, nil, in.Phone.Ptr()))
 		if err != nil {
 			return "", 0, err
 		}

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/secrets"
 )
 
 // Dialect is the SQL an engine writes its own way; each engine package
@@ -219,6 +220,9 @@ type Store struct {
 	// secrets keeps each account's suppression secret once read: made
 	// once, never changed (suppressions.go).
 	secrets sync.Map
+	// sealer seals and opens the secrets the database holds (sealed.go);
+	// nil keeps them in clear.
+	sealer *secrets.Keyring
 	// retries counts the transactions run again after a conflict.
 	retries retryCounts
 	// beforeMatchWrite, set by tests only, runs between the read matchHeld

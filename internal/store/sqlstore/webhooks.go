@@ -14,7 +14,8 @@ const webhookColumns = `id, account_id, name, target_url, events, is_active, dis
 	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at, local_listener, listener_host,
 	signature_scheme, previous_secret, previous_secret_until`
 
-func scanWebhook(sc scanner) (*domain.Webhook, error) {
+// scanWebhook reads a subscription, its secrets opened.
+func (s *Store) scanWebhook(sc scanner) (*domain.Webhook, error) {
 	var w domain.Webhook
 	var events string
 	var reason, lastErr sql.NullString
@@ -28,6 +29,9 @@ func scanWebhook(sc scanner) (*domain.Webhook, error) {
 		return nil, err
 	}
 	w.Previous = retiredSecret(previous, previousUntil)
+	if err := s.openWebhookSecrets(w.ID, &w.Secret, w.Previous); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
 		return nil, err
 	}
@@ -35,6 +39,19 @@ func scanWebhook(sc scanner) (*domain.Webhook, error) {
 	w.StreakStartedAt = timePtr(streak)
 	w.CreatedAt, w.UpdatedAt = domain.FromMillis(created), domain.FromMillis(updated)
 	return &w, nil
+}
+
+// openWebhookSecrets opens a subscription's secrets as read: its current
+// one and, when set, its previous one.
+func (s *Store) openWebhookSecrets(webhookID string, current *string, previous *domain.RetiredSecret) error {
+	var err error
+	if *current, err = s.openText(*current, webhookPlace(webhookID)); err != nil {
+		return err
+	}
+	if previous != nil {
+		previous.Secret, err = s.openText(previous.Secret, webhookPlace(webhookID))
+	}
+	return err
 }
 
 func retiredSecret(secret sql.NullString, until sql.NullInt64) *domain.RetiredSecret {
@@ -62,11 +79,15 @@ func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) error {
 	if scheme == "" {
 		scheme = domain.SchemePDS
 	}
-	_, err := s.writer().exec(ctx, `INSERT INTO webhooks
+	secret, err := s.sealText(w.Secret, webhookPlace(w.ID))
+	if err != nil {
+		return err
+	}
+	_, err = s.writer().exec(ctx, `INSERT INTO webhooks
 		(id, account_id, name, target_url, events, is_active, secret, secret_version, streak_failures, created_at, updated_at,
 			local_listener, listener_host, signature_scheme)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9, $10, $11, $12)`,
-		w.ID, w.AccountID, w.Name, w.TargetURL, encodeEvents(w.Events), true, w.Secret,
+		w.ID, w.AccountID, w.Name, w.TargetURL, encodeEvents(w.Events), true, secret,
 		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli(), w.LocalListener, host, scheme)
 	return err
 }
@@ -77,18 +98,18 @@ func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (*domain.W
 }
 
 func getWebhook(ctx context.Context, q querier, accountID, id string) (*domain.Webhook, error) {
-	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = $1 AND id = $2`, accountID, id), id)
+	return q.s.scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = $1 AND id = $2`, accountID, id), id)
 }
 
 // lockWebhook reads a subscription inside a transaction and, on PostgreSQL,
 // locks its row until the transaction ends (SQLite has one writer anyway).
 func lockWebhook(ctx context.Context, q querier, accountID, id string) (*domain.Webhook, error) {
-	return scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = $1 AND id = $2`+
+	return q.s.scanWebhookRow(q.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE account_id = $1 AND id = $2`+
 		q.s.dialect.LockRows, accountID, id), id)
 }
 
-func scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
-	w, err := scanWebhook(r)
+func (s *Store) scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
+	w, err := s.scanWebhook(r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("webhook", id)
 	}
@@ -98,7 +119,7 @@ func scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
 // ListWebhooks pages the account's subscriptions, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Webhook, int, error) {
 	return listPage(ctx, s.reader(), webhookColumns, `webhooks WHERE account_id = $1`, `created_at, id`,
-		[]any{accountID}, p, byValue(scanWebhook))
+		[]any{accountID}, p, byValue(s.scanWebhook))
 }
 
 // UpdateWebhook applies a validated patch in one transaction.
@@ -177,13 +198,20 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret s
 		if err != nil {
 			return err
 		}
+		// Each column gets a seal of its own (a fresh nonce each).
+		var sealed [3]string
+		for i, v := range []string{secret, w.Secret, w.Secret} {
+			if sealed[i], err = s.sealText(v, webhookPlace(id)); err != nil {
+				return err
+			}
+		}
 		if _, err := q.exec(ctx, `UPDATE webhooks SET secret = $1, secret_version = $2, updated_at = $3,
 			previous_secret = $4, previous_secret_until = $5 WHERE id = $6`,
-			secret, w.SecretVersion+1, now.UnixMilli(), w.Secret, overlapUntil.UnixMilli(), id); err != nil {
+			sealed[0], w.SecretVersion+1, now.UnixMilli(), sealed[1], overlapUntil.UnixMilli(), id); err != nil {
 			return err
 		}
 		if _, err := q.exec(ctx, `INSERT INTO webhook_secrets (webhook_id, version, secret, retired_at) VALUES ($1, $2, $3, $4)`,
-			id, w.SecretVersion, w.Secret, now.UnixMilli()); err != nil {
+			id, w.SecretVersion, sealed[2], now.UnixMilli()); err != nil {
 			return err
 		}
 		rows, err := q.query(ctx, `SELECT attempts - round_start, MAX(next_attempt_at) FROM deliveries

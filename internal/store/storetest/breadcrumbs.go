@@ -90,7 +90,7 @@ func testBreadcrumbs(t *testing.T, newStore NewStore) {
 
 		crumb, _ := c.appendCrumb(domain.BreadcrumbInput{Flavor: "form_submission", ExternalID: textPtr("new"), Email: textPtr("New@x.test"), FID: textPtr("nf")})
 		made := c.get(crumb.PersonID)
-		if textOf(made.ExternalID) != "new" || textOf(made.Email) != "New@x.test" || textOf(made.FID) != "nf" ||
+		if textOf(made.ExternalID) != "new" || textOf(made.Email) != "new@x.test" || textOf(made.FID) != "nf" ||
 			made.UpsertResult != domain.UpsertCreated || !made.DateCreated.Equal(c.now()) {
 			t.Fatalf("person created by a breadcrumb: %+v", made)
 		}

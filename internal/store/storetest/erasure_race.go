@@ -13,6 +13,7 @@ import (
 
 func init() {
 	register("erasure_suppression_race", testSuppressionRace)
+	register("erasure_suppression_handover", testSuppressedIdentifierNotHandedOver)
 }
 
 // testSuppressionRace erases persons with suppression while writers keep
@@ -83,6 +84,69 @@ func testSuppressionRace(t *testing.T, newStore NewStore) {
 				t.Fatalf("round %d: person %s (first name %v) holds a suppressed identifier (email %v, external_id %v) after its erasure", round, q.ID, deref(q.FirstName),
 					deref(q.Email), deref(q.ExternalID))
 			}
+		}
+	}
+}
+
+// testSuppressedIdentifierNotHandedOver: P holds an email that writers
+// keep giving to other persons, by Update Person and by an upsert matched
+// on the other person's external_id, each refused while P holds it; P is
+// erased with suppression meanwhile. The writers vouch, as the API does
+// from a key read before the erasure, that the account suppresses nothing
+// (store.Write.NoSuppressions): the store checks in the write's own
+// transaction anyway, so no person holds the email once the erasure has
+// answered.
+func testSuppressedIdentifierNotHandedOver(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	st := newStore(t)
+	for round := range 6 {
+		c := newPersonCase(t, st) // an account that has suppressed nothing yet
+		w := c.write()
+		w.NoSuppressions = true
+		email := fmt.Sprintf("handed%d@example.com", round)
+		p, _ := c.upsert(domain.PersonUpsert{Email: setText(email)})
+		others := make([]string, 4)
+		for i := range others {
+			q, _ := c.upsert(domain.PersonUpsert{ExternalID: setText(fmt.Sprintf("other-%d", i))})
+			others[i] = q.ID
+		}
+		var erased atomic.Bool
+		var wg sync.WaitGroup
+		for i, id := range others {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n, after := 0, 0; after < 3; n++ {
+					if erased.Load() {
+						after++
+					}
+					var err error
+					if n%2 == 0 {
+						_, err = st.UpdatePerson(ctx, c.acc, id, domain.PersonUpdate{Email: setText(email)}, w)
+					} else {
+						_, _, err = st.UpsertPerson(ctx, c.acc, domain.PersonUpsert{ExternalID: setText(fmt.Sprintf("other-%d", i)),
+							Email: setText(email)}, w)
+					}
+					var se *domain.SuppressedError
+					var ce *domain.ConflictError
+					if err != nil && !errors.As(err, &se) && !errors.As(err, &ce) {
+						t.Errorf("round %d: a write beside the erasure: %v", round, err)
+						return
+					}
+				}
+			}()
+		}
+		if _, err := st.ErasePerson(ctx, c.acc, p.ID, domain.EraseRequest{Suppress: true, KeyID: "key_eraser"}, c.write()); err != nil {
+			t.Fatalf("round %d: erase: %v", round, err)
+		}
+		erased.Store(true)
+		wg.Wait()
+		got, _, err := st.ListPersons(ctx, c.acc, domain.PersonSelection{Mode: domain.PersonByEmail, Key: email}, domain.PageRequest{Page: 1, Size: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > 0 {
+			t.Fatalf("round %d: %s holds the email suppressed by the erasure", round, got[0].ID)
 		}
 	}
 }
