@@ -20,6 +20,11 @@ func unavailable(err error) domain.Cause {
 	if errors.As(err, &pe) {
 		return stateCause(pe.Code)
 	}
+	if errors.Is(err, errCommitUnconfirmed) {
+		// As a timeout: the deadline passed before the commit was
+		// confirmed, and whether it survives is unknown.
+		return domain.CauseTimeout
+	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	switch {

@@ -41,6 +41,7 @@ func TestUnavailable(t *testing.T) {
 		{"starting up or in recovery (cannot_connect_now)", state("57P03"), domain.CauseUnreachable},
 		{"a connection exception", state("08006"), domain.CauseUnreachable},
 		{"too many connections", state("53300"), domain.CauseUnreachable},
+		{"a commit the synchronous standbys did not confirm", fmt.Errorf("commit: %w", errCommitUnconfirmed), domain.CauseTimeout},
 		{"connection lost mid-statement", fmt.Errorf("query: %w", io.ErrUnexpectedEOF), domain.CauseUnreachable},
 		{"a closed connection", fmt.Errorf("query: %w", pgconn.ErrConnClosed), domain.CauseUnreachable},
 		{"statement_timeout", state("57014"), domain.CauseTimeout},

@@ -86,7 +86,7 @@ func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
 	if own {
 		nameStatements(url, cfg)
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := poolOf(cfg)
 	db.SetMaxOpenConns(PoolSize())
 	db.SetMaxIdleConns(PoolSize())
 	st := sqlstore.New(Dialect, db, db, isUniqueViolation)
@@ -111,7 +111,13 @@ func openDB(url string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stdlib.OpenDB(*cfg), nil
+	return poolOf(cfg), nil
+}
+
+// poolOf is a pool of connections made with cfg whose statements that
+// commit are confirmed (confirmingConn).
+func poolOf(cfg *pgx.ConnConfig) *sql.DB {
+	return sql.OpenDB(confirmingConnector{stdlib.GetConnector(*cfg)})
 }
 
 // connConfig is the configuration of the connections to url.
@@ -125,7 +131,9 @@ func openDB(url string) (*sql.DB, error) {
 // on the server (a cancel request, which PgBouncer passes on), so that a
 // request that gave up leaves no work running, or lock waiting, there
 // (cancelOnDeadline): what statement_timeout and lock_timeout did when
-// they were sent at connection, which a pooler refuses.
+// they were sent at connection, which a pooler refuses. A commit's notice
+// that its wait for the synchronous standbys was cancelled is kept for the
+// statement that drew it (noticeSyncCancel, confirmingConn).
 func connConfig(url string) (*pgx.ConnConfig, error) {
 	_, q, err := parseURL(url)
 	if err != nil {
@@ -139,6 +147,7 @@ func connConfig(url string) (*pgx.ConnConfig, error) {
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	}
 	cfg.BuildContextWatcherHandler = newCancelOnDeadline
+	cfg.OnNotice = noticeSyncCancel
 	return cfg, nil
 }
 

@@ -478,7 +478,13 @@ func (r *row) Scan(dest ...any) error {
 	if err := r.rows.Scan(dest...); err != nil {
 		return err
 	}
-	return r.rows.Close()
+	if err := r.rows.Close(); err != nil {
+		return err
+	}
+	// Rows that database/sql closed itself at the deadline answer nil to
+	// Close, and the deadline to Err: a one-statement write whose commit
+	// ran into it must not pass for done.
+	return r.rows.Err()
 }
 
 // reader is for reads outside a transaction.

@@ -1,0 +1,159 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/pgcluster"
+	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/store/postgres"
+	"github.com/pds-dev/pds/internal/store/storetest"
+	"github.com/pds-dev/pds/internal/testenv"
+)
+
+// outageDeadline is each write's deadline while the synchronous standby is
+// away: its commit waits for the standby until then.
+const outageDeadline = time.Second
+
+// storeWrite is one kind of write, run against a store made ready by
+// newWrites.
+type storeWrite struct {
+	name string
+	run  func(ctx context.Context, st store.Store, n int) error
+}
+
+// writeKinds are the writes of persons, tags and breadcrumbs, those that
+// change something and those that change nothing (an unchanged upsert, a
+// replayed breadcrumb, a tag held or not held), for one account with a
+// person p and tags held and loose (p holds held, not loose).
+func writeKinds(acc, p, held, loose string) []storeWrite {
+	w := func() store.Write { return store.Write{Now: time.Now(), Window: time.Minute} }
+	str := func(s string) domain.Opt[string] { return domain.Opt[string]{Set: true, Value: s} }
+	ref := func(s string) *string { return &s }
+	return []storeWrite{
+		{"a new person", func(ctx context.Context, st store.Store, n int) error {
+			_, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: str(fmt.Sprintf("new-%d", n))}, w())
+			return err
+		}},
+		{"an upsert that changes the person", func(ctx context.Context, st store.Store, n int) error {
+			_, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: str("p"), FirstName: str(fmt.Sprint("n", n))}, w())
+			return err
+		}},
+		{"an upsert that changes nothing", func(ctx context.Context, st store.Store, _ int) error {
+			_, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: str("p")}, w())
+			return err
+		}},
+		{"an update that changes nothing", func(ctx context.Context, st store.Store, _ int) error {
+			_, err := st.UpdatePerson(ctx, acc, p, domain.PersonUpdate{}, w())
+			return err
+		}},
+		{"a breadcrumb", func(ctx context.Context, st store.Store, _ int) error {
+			_, _, err := st.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{Flavor: "page_view", ExternalID: ref("p")}, w())
+			return err
+		}},
+		{"a breadcrumb replayed under its Idempotency-Key", func(ctx context.Context, st store.Store, _ int) error {
+			_, _, err := st.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{ID: domain.BreadcrumbID(acc, "replayed"),
+				Flavor: "page_view", PersonID: &p}, w())
+			return err
+		}},
+		{"attaching a tag the person holds", func(ctx context.Context, st store.Store, _ int) error {
+			_, err := st.AddPersonTags(ctx, acc, p, []string{held}, w())
+			return err
+		}},
+		{"detaching a tag the person does not hold", func(ctx context.Context, st store.Store, _ int) error {
+			return st.RemovePersonTag(ctx, acc, p, loose, w())
+		}},
+		{"a new tag", func(ctx context.Context, st store.Store, n int) error {
+			_, _, err := st.CreateTag(ctx, domain.Tag{ID: domain.NewID(domain.TagIDPrefix), AccountID: acc,
+				Name: fmt.Sprint("tag-", n), Context: "person", DateCreated: domain.T(time.Now())})
+			return err
+		}},
+	}
+}
+
+// TestSyncStandbyOutageAcknowledgesNothing: with the synchronous standby
+// stopped, no write succeeds, whether it changes something or nothing:
+// each is refused as a timeout at its deadline, since what it wrote, or
+// what it read, may not survive a failover. Once the standby streams
+// again, every kind succeeds.
+func TestSyncStandbyOutageAcknowledgesNothing(t *testing.T) {
+	t.Parallel()
+	cluster := testenv.NewPGCluster(t, pgcluster.Options{Synchronous: true})
+	st, err := postgres.Open(context.Background(), cluster.URL("postgres"), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	acc, p, held, loose := writesReady(t, st)
+	kinds := writeKinds(acc, p, held, loose)
+
+	standby := cluster.Other(cluster.Primary())
+	if err := standby.Stop("fast"); err != nil {
+		t.Fatal(err)
+	}
+	var wrong []string
+	for i, k := range kinds {
+		ctx, cancel := context.WithTimeout(context.Background(), outageDeadline)
+		start := time.Now()
+		err := st.Classify(k.run(ctx, st, i))
+		cancel()
+		var ue *domain.UnavailableError
+		if !errors.As(err, &ue) || ue.Cause != domain.CauseTimeout {
+			wrong = append(wrong, fmt.Sprintf("%s: %v after %s, want a database_timeout refusal", k.name, err,
+				time.Since(start).Round(time.Millisecond)))
+		}
+	}
+	if len(wrong) > 0 {
+		t.Errorf("with the synchronous standby stopped, %d of %d writes were not refused:\n%s", len(wrong), len(kinds),
+			strings.Join(wrong, "\n"))
+	}
+
+	if err := standby.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.WaitStreaming(standby); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range kinds {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := k.run(ctx, st, len(kinds)+i); err != nil {
+			t.Errorf("%s, with the standby back: %v", k.name, err)
+		}
+		cancel()
+	}
+}
+
+// writesReady makes an account with a person (external_id "p") holding one
+// tag and not another, and a breadcrumb to replay.
+func writesReady(t *testing.T, st store.Store) (acc, person, held, loose string) {
+	t.Helper()
+	ctx := context.Background()
+	acc = storetest.NewAccount(t, st)
+	w := store.Write{Now: time.Now(), Window: time.Minute}
+	p, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: "p"}}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, name := range []string{"held", "loose"} {
+		tag, _, err := st.CreateTag(ctx, domain.Tag{ID: domain.NewID(domain.TagIDPrefix), AccountID: acc, Name: name,
+			Context: "person", DateCreated: domain.T(time.Now())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags = append(tags, tag.ID)
+	}
+	if _, err := st.AddPersonTags(ctx, acc, p.ID, tags[:1], w); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.AppendBreadcrumb(ctx, acc, domain.BreadcrumbInput{ID: domain.BreadcrumbID(acc, "replayed"),
+		Flavor: "page_view", PersonID: &p.ID}, w); err != nil {
+		t.Fatal(err)
+	}
+	return acc, p.ID, tags[0], tags[1]
+}
