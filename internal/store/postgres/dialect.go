@@ -55,6 +55,8 @@ var Dialect = sqlstore.Dialect{
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	Unavailable:  unavailable,
+	NoPrimary:    noPrimary,
+	Writable:     writable,
 	Conflict:     conflict,
 	// The lock an UPDATE of a person takes anyway, taken first: it holds
 	// off every other writer of the person, not the foreign-key checks of

@@ -157,3 +157,41 @@ func writesReady(t *testing.T, st store.Store) (acc, person, held, loose string)
 	}
 	return acc, p.ID, tags[0], tags[1]
 }
+
+// TestStandbyBehindPlainURLIsRefused: a URL that names one server, a
+// primary until a failover made it a standby: every write is refused as
+// database_unreachable for want of a writable primary (25006 was a 500),
+// and Ping, which /readyz asks, says so.
+func TestStandbyBehindPlainURLIsRefused(t *testing.T) {
+	t.Parallel()
+	cluster := testenv.NewPGCluster(t, pgcluster.Options{})
+	first := cluster.Primary()
+	st, err := postgres.Open(context.Background(), first.URL("postgres"), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	acc := storetest.NewAccount(t, st)
+	if err := first.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Promote(cluster.Other(first)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Rejoin(first); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprint("p", i)}},
+			store.Write{Now: time.Now(), Window: time.Minute})
+		cancel()
+		var ue *domain.UnavailableError
+		if err = st.Classify(err); !errors.As(err, &ue) || ue.Cause != domain.CauseUnreachable || !errors.Is(err, domain.ErrNoPrimary) {
+			t.Errorf("write %d on a standby: %v, want database_unreachable for want of a writable primary", i, err)
+		}
+	}
+	if err := st.Ping(context.Background()); !errors.Is(st.Classify(err), domain.ErrNoPrimary) {
+		t.Errorf("Ping on a standby: %v, want no writable primary", err)
+	}
+}

@@ -133,7 +133,11 @@ func poolOf(cfg *pgx.ConnConfig) *sql.DB {
 // (cancelOnDeadline): what statement_timeout and lock_timeout did when
 // they were sent at connection, which a pooler refuses. A commit's notice
 // that its wait for the synchronous standbys was cancelled is kept for the
-// statement that drew it (noticeSyncCancel, confirmingConn).
+// statement that drew it (noticeSyncCancel, confirmingConn), and a
+// connection that met a read-only transaction (25006: a primary demoted
+// under it in a failover, or a standby the URL names) is closed, so that
+// the pool opens another rather than fail on it again (pgx closes one on a
+// FATAL error only).
 func connConfig(url string) (*pgx.ConnConfig, error) {
 	_, q, err := parseURL(url)
 	if err != nil {
@@ -148,6 +152,13 @@ func connConfig(url string) (*pgx.ConnConfig, error) {
 	}
 	cfg.BuildContextWatcherHandler = newCancelOnDeadline
 	cfg.OnNotice = noticeSyncCancel
+	onError := cfg.OnPgError
+	cfg.OnPgError = func(c *pgconn.PgConn, e *pgconn.PgError) bool {
+		if e.Code == readOnlyTransaction {
+			return false // closes the connection
+		}
+		return onError == nil || onError(c, e)
+	}
 	return cfg, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -180,6 +181,13 @@ type Dialect struct {
 	// when the database cannot serve for now (unreachable, out of disk,
 	// too slow), or "" when the error is anything else (see Classify).
 	Unavailable func(err error) domain.Cause
+	// NoPrimary says an error of the engine's driver means that the
+	// servers answer but none takes writes (Classify wraps
+	// domain.ErrNoPrimary in its refusal), and Writable is a statement
+	// answering whether the server behind the writer's pool takes writes
+	// (Ping); both unset where one database file takes every write.
+	NoPrimary func(err error) bool
+	Writable  string
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -270,12 +278,24 @@ func (s *Store) SharesBudgets() bool { return s.dialect.SharedBudgets }
 // Engine names the engine.
 func (s *Store) Engine() string { return s.dialect.Name }
 
-// Ping checks both pools.
+// Ping checks both pools, and that the writer's takes writes
+// (Dialect.Writable): a database whose server became a standby answers,
+// but serves no write.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.r.PingContext(ctx); err != nil {
 		return err
 	}
-	return s.w.PingContext(ctx)
+	if s.dialect.Writable == "" {
+		return s.w.PingContext(ctx)
+	}
+	var writable bool
+	if err := s.w.QueryRowContext(ctx, s.dialect.Writable).Scan(&writable); err != nil {
+		return err
+	}
+	if !writable {
+		return &domain.UnavailableError{Cause: domain.CauseUnreachable, Err: domain.ErrNoPrimary}
+	}
+	return nil
 }
 
 // Classify returns err as a *domain.UnavailableError when it says the
@@ -301,6 +321,9 @@ func (s *Store) Classify(err error) error {
 	}
 	if cause == "" {
 		return err
+	}
+	if cause == domain.CauseUnreachable && s.dialect.NoPrimary != nil && s.dialect.NoPrimary(err) {
+		err = fmt.Errorf("%w: %w", domain.ErrNoPrimary, err)
 	}
 	return &domain.UnavailableError{Cause: cause, Err: err}
 }
