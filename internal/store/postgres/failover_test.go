@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pds-dev/pds/internal/bouncer"
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/pgcluster"
 	"github.com/pds-dev/pds/internal/store"
@@ -159,39 +161,85 @@ func writesReady(t *testing.T, st store.Store) (acc, person, held, loose string)
 }
 
 // TestStandbyBehindPlainURLIsRefused: a URL that names one server, a
-// primary until a failover made it a standby: every write is refused as
-// database_unreachable for want of a writable primary (25006 was a 500),
-// and Ping, which /readyz asks, says so.
+// primary until a failover made it a standby, directly and through
+// PgBouncer: every write is refused as database_unreachable for want of a
+// writable primary (25006 was a 500), and Ping, which /readyz asks, says
+// so.
 func TestStandbyBehindPlainURLIsRefused(t *testing.T) {
 	t.Parallel()
-	cluster := testenv.NewPGCluster(t, pgcluster.Options{})
-	first := cluster.Primary()
-	st, err := postgres.Open(context.Background(), first.URL("postgres"), postgres.Options{})
+	for _, through := range []string{"direct", "pgbouncer"} {
+		t.Run(through, func(t *testing.T) {
+			t.Parallel()
+			cluster := testenv.NewPGCluster(t, pgcluster.Options{})
+			first := cluster.Primary()
+			url := first.URL("postgres")
+			if through == "pgbouncer" {
+				url = bouncerFor(t, url)
+			}
+			st, err := postgres.Open(context.Background(), url, postgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			acc := storetest.NewAccount(t, st)
+			if err := first.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cluster.Promote(cluster.Other(first)); err != nil {
+				t.Fatal(err)
+			}
+			if err := cluster.Rejoin(first); err != nil {
+				t.Fatal(err)
+			}
+			// A pooler that saw its server go away waits a while before it
+			// logs in again (server_login_retry): until then, refusals for
+			// an unreachable server.
+			deadline := time.Now().Add(time.Minute)
+			for i, seen := 0, 0; seen < 3; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprint("p", i)}},
+					store.Write{Now: time.Now(), Window: time.Minute})
+				cancel()
+				var ue *domain.UnavailableError
+				if err = st.Classify(err); !errors.As(err, &ue) {
+					t.Fatalf("write %d on a standby: %v, want a refusal", i, err)
+				}
+				if ue.Cause == domain.CauseUnreachable && errors.Is(err, domain.ErrNoPrimary) {
+					seen++
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("writes on a standby still refused for another cause after a minute: %v", err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := st.Ping(context.Background()); !errors.Is(st.Classify(err), domain.ErrNoPrimary) {
+				t.Errorf("Ping on a standby: %v, want no writable primary", err)
+			}
+		})
+	}
+}
+
+// bouncerFor starts Debian's pgbouncer in transaction mode in front of the
+// server of url for one test, and returns the pooler's URL of its
+// database's public schema. Without pgbouncer the test skips, except under
+// CI.
+func bouncerFor(t *testing.T, url string) string {
+	t.Helper()
+	bin := bouncer.Binary()
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but pgbouncer is not installed")
+		}
+		t.Skip("pgbouncer is not installed")
+	}
+	b, err := bouncer.Start(bin, url, testenv.BouncerPoolSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	acc := storetest.NewAccount(t, st)
-	if err := first.Kill(); err != nil {
+	t.Cleanup(b.Close)
+	u, err := b.AddSchema(context.Background(), "public")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Promote(cluster.Other(first)); err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Rejoin(first); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprint("p", i)}},
-			store.Write{Now: time.Now(), Window: time.Minute})
-		cancel()
-		var ue *domain.UnavailableError
-		if err = st.Classify(err); !errors.As(err, &ue) || ue.Cause != domain.CauseUnreachable || !errors.Is(err, domain.ErrNoPrimary) {
-			t.Errorf("write %d on a standby: %v, want database_unreachable for want of a writable primary", i, err)
-		}
-	}
-	if err := st.Ping(context.Background()); !errors.Is(st.Classify(err), domain.ErrNoPrimary) {
-		t.Errorf("Ping on a standby: %v, want no writable primary", err)
-	}
+	return u
 }
