@@ -243,3 +243,90 @@ func bouncerFor(t *testing.T, url string) string {
 	}
 	return u
 }
+
+// TestRevokedKeyStaysRevokedAcrossFailover: a failover to a standby that
+// lacks a key change the old primary made (an asynchronous standby, away
+// when the change was made), after which a key is revoked on the new
+// primary: the cache does not keep the revoked key, though the new
+// primary's count of key changes climbs back to the one the cache saw. With
+// the cache reading the counter (behind a pooler) and listening (directly).
+func TestRevokedKeyStaysRevokedAcrossFailover(t *testing.T) {
+	t.Parallel()
+	for _, sync := range []string{"polling", "listening"} {
+		t.Run(sync, func(t *testing.T) {
+			t.Parallel()
+			cluster := testenv.NewPGCluster(t, pgcluster.Options{})
+			open := postgres.OpenPolling
+			if sync == "listening" {
+				open = func(ctx context.Context, url string) (store.Store, error) {
+					return postgres.Open(ctx, url, postgres.Options{})
+				}
+			}
+			st, err := open(context.Background(), cluster.URL("postgres"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			ctx := context.Background()
+			acc := storetest.NewAccount(t, st)
+			var keys []domain.APIKey
+			for i := range 2 {
+				k := domain.APIKey{ID: domain.NewID("key"), AccountID: acc, Prefix: fmt.Sprint("pds_k", i), LastFour: "abcd",
+					Hash: []byte(fmt.Sprintf("%032d", i)), Scopes: []domain.Scope{domain.ScopePersonsRead}, CreatedAt: time.Now()}
+				if err := st.CreateKey(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, k)
+			}
+			kept, lost := keys[0], keys[1]
+
+			// A key change the standby never gets.
+			old := cluster.Primary()
+			standby := cluster.Other(old)
+			if err := standby.Stop("fast"); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.RevokeKey(ctx, lost.ID, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if k, err := st.KeyByHash(ctx, kept.Hash); err != nil || k.RevokedAt != nil {
+				t.Fatalf("the key before the failover: %v, %v", k, err)
+			}
+			cached := time.Now()
+
+			if err := old.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := standby.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cluster.Promote(standby); err != nil {
+				t.Fatal(err)
+			}
+			if err := standby.Exec(fmt.Sprintf(`UPDATE api_keys SET revoked_at = %d WHERE id = '%s'`, time.Now().UnixMilli(), kept.ID)); err != nil {
+				t.Fatal(err)
+			}
+			// Every read of the key, for as long as the cache could keep the
+			// entry read before the failover (5 s, sqlstore's keyCacheMaxAge),
+			// must show it revoked; reads fail until the promoted standby
+			// serves.
+			deadline := time.Now().Add(time.Minute)
+			served := 0
+			for served == 0 || time.Since(cached) < 6*time.Second {
+				k, err := st.KeyByHash(ctx, kept.Hash)
+				if err == nil {
+					served++
+					if k.RevokedAt == nil {
+						t.Fatalf("the key revoked on the new primary passed as valid, %s after it was cached (read %d)",
+							time.Since(cached).Round(time.Millisecond), served)
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the key could not be read within a minute of the promotion: %v", err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			t.Logf("%d reads of the key, all revoked, until %s after it was cached", served, time.Since(cached).Round(time.Millisecond))
+		})
+	}
+}

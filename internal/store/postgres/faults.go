@@ -67,13 +67,16 @@ func stateCause(code string) domain.Cause {
 
 // noPrimary says err means that the servers answer but none takes writes
 // (sqlstore.Dialect.NoPrimary): a write met a read-only transaction, or no
-// host of the URL passed target_session_attrs.
+// host of the URL passed target_session_attrs or the check of its timeline
+// (watchServers).
 func noPrimary(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return pe.Code == readOnlyTransaction
 	}
-	return errors.Is(err, pgconn.ErrReadOnlyConnection) || errors.Is(err, pgconn.ErrStandbyConnection)
+	var wb *errWentBack
+	return errors.Is(err, pgconn.ErrReadOnlyConnection) || errors.Is(err, pgconn.ErrStandbyConnection) ||
+		errors.Is(err, errStandby) || errors.As(err, &wb)
 }
 
 // writable answers whether the server behind a connection takes writes

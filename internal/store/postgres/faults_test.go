@@ -96,6 +96,7 @@ func TestNoPrimary(t *testing.T) {
 		{"a write on a read-only server", fmt.Errorf("exec: %w", &pgconn.PgError{Code: "25006"}), true},
 		{"every host read-only (target_session_attrs=read-write)", fmt.Errorf("connect: %w", pgconn.ErrReadOnlyConnection), true},
 		{"every host a standby (target_session_attrs=primary)", fmt.Errorf("connect: %w", pgconn.ErrStandbyConnection), true},
+		{"an old primary refused for its older timeline", fmt.Errorf("connect: %w", &errWentBack{timeline: 1, newest: 2}), true},
 		{"a server shutting down", &pgconn.PgError{Code: "57P01"}, false},
 		{"a refused connection", io.ErrUnexpectedEOF, false},
 	} {
