@@ -57,7 +57,11 @@ var Dialect = sqlstore.Dialect{
 	Unavailable:  unavailable,
 	NoPrimary:    noPrimary,
 	Writable:     writable,
-	Conflict:     conflict,
+	// A transactional message writes a WAL record and takes a transaction
+	// id, so its commit waits for the synchronous standbys (an id alone
+	// writes nothing, and waits for nothing); it changes no table.
+	Confirm:  `SELECT pg_logical_emit_message(true, 'pds', 'confirm')`,
+	Conflict: conflict,
 	// The lock an UPDATE of a person takes anyway, taken first: it holds
 	// off every other writer of the person, not the foreign-key checks of
 	// breadcrumbs, links and values that refer to it.

@@ -188,6 +188,12 @@ type Dialect struct {
 	// (Ping); both unset where one database file takes every write.
 	NoPrimary func(err error) bool
 	Writable  string
+	// Confirm is a statement whose commit returns once what the server
+	// committed before it is as durable as the server's settings ask (its
+	// synchronous standbys have it), and fails otherwise: the answer of a
+	// call that finds its own write of a batch whose answer was lost
+	// (confirmDurable). Empty where a commit is the whole of durability.
+	Confirm string
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -326,6 +332,17 @@ func (s *Store) Classify(err error) error {
 		err = fmt.Errorf("%w: %w", domain.ErrNoPrimary, err)
 	}
 	return &domain.UnavailableError{Cause: cause, Err: err}
+}
+
+// confirmDurable returns once everything the server committed before it is
+// as durable as the database is set to make it (Dialect.Confirm), or the
+// refusal when that cannot be confirmed.
+func (s *Store) confirmDurable(ctx context.Context) error {
+	if s.dialect.Confirm == "" {
+		return nil
+	}
+	_, err := s.writer().exec(ctx, s.dialect.Confirm)
+	return err
 }
 
 // Close stops the committer (answering the writes still queued) and the
