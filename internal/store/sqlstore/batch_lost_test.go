@@ -72,3 +72,31 @@ func TestBatchesAfterALostCommit(t *testing.T) {
 		t.Fatalf("%d breadcrumbs stored (%v), want %d", total, err, n)
 	}
 }
+
+// TestClaimWhoseAnswerWasLost: a claim of due bursts commits, then hears of
+// a lost connection, so its worker holds none of what it leased. The next
+// claim hands that lease back and takes the bursts at once, not after the
+// lease (a minute) runs out.
+func TestClaimWhoseAnswerWasLost(t *testing.T) {
+	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
+		st := eng.NewStore(t)
+		ctx := context.Background()
+		acc := storetest.NewAccount(t, st)
+		at := time.Now()
+		for i := range 3 {
+			if _, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{ExternalID: domain.Opt[string]{Set: true, Value: fmt.Sprint("c", i)}},
+				store.Write{Now: at, Window: time.Second}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		due := at.Add(time.Minute)
+		st.(*sqlstore.Store).LoseNextClaimAnswer()
+		if got, err := st.ClaimBursts(ctx, due, time.Hour, 10); err == nil {
+			t.Fatalf("the claim whose answer was lost: %d bursts, no error", len(got))
+		}
+		got, err := st.ClaimBursts(ctx, due, time.Hour, 10)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("the next claim: %d bursts, %v; want the 3 the lost claim leased", len(got), err)
+		}
+	})
+}

@@ -159,6 +159,18 @@ func (s *Store) LoseBatchAnswers() {
 	s.creator.loseAnswer, s.appender.loseAnswer = lose, lose
 }
 
+// LoseNextClaimAnswer has the next claim of bursts hear, once its statement
+// committed, the error a connection lost at the commit gives.
+func (s *Store) LoseNextClaimAnswer() {
+	s.loseClaim = func(err error) error {
+		s.loseClaim = nil
+		if err == nil {
+			return errors.New("test: the connection was lost at the claim's commit")
+		}
+		return err
+	}
+}
+
 // BeforeMatchWrite has fn run between the read a matched upsert decides on
 // and its write (matchHeld); nil for none.
 func (s *Store) BeforeMatchWrite(fn func()) { s.beforeMatchWrite = fn }

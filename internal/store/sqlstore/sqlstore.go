@@ -234,6 +234,11 @@ type Store struct {
 	secrets sync.Map
 	// retries counts the transactions run again after a conflict.
 	retries retryCounts
+	// lost keeps the tokens of claims that failed (lost_leases.go).
+	lost lostLeases
+	// loseClaim, set by tests only, turns what a claim's statement returned
+	// into what the claim hears, as a connection lost at its commit does.
+	loseClaim func(error) error
 	// beforeMatchWrite, set by tests only, runs between the read matchHeld
 	// decides on and its write.
 	beforeMatchWrite func()
