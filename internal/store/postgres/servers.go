@@ -146,6 +146,16 @@ func hostList(cfg *pgconn.Config) string {
 	return strings.Join(hosts, ",")
 }
 
+// severalHosts reports whether cfg names more than one host:port.
+func severalHosts(cfg *pgconn.Config) bool {
+	for _, fb := range cfg.Fallbacks {
+		if fb.Host != cfg.Host || fb.Port != cfg.Port {
+			return true
+		}
+	}
+	return false
+}
+
 // lastHosts is, per host list, the host:port that passed checkServer last;
 // hostNames, the name each looked-up address was found for.
 var lastHosts = struct {
@@ -239,7 +249,9 @@ func preferHost(hosts []*pgconn.FallbackConfig, last string) []*pgconn.FallbackC
 // an old primary runs again beside the promoted one refuses the old one
 // from its first connection. A host that does not answer teaches nothing.
 func learnTimelines(ctx context.Context, cfg *pgconn.Config) {
-	if len(cfg.Fallbacks) == 0 {
+	// One host, if with and without TLS (sslmode=prefer), has nobody else
+	// to ask.
+	if !severalHosts(cfg) {
 		return
 	}
 	var wg sync.WaitGroup

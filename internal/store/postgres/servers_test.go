@@ -93,3 +93,26 @@ func TestConnectTimeoutDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralHosts: a host tried with and without TLS (sslmode=prefer) is
+// one host; two ports are two.
+func TestSeveralHosts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		url  string
+		want bool
+	}{
+		{"postgres://pds@db/pds", false},
+		{"postgres://pds@db/pds?sslmode=disable", false},
+		{"postgres://pds@db1,db2/pds", true},
+		{"postgres://pds@db:5432,db:5433/pds?sslmode=disable", true},
+	} {
+		cfg, err := pgconn.ParseConfig(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := severalHosts(cfg); got != c.want {
+			t.Errorf("%s: %v, want %v", c.url, got, c.want)
+		}
+	}
+}
