@@ -47,6 +47,11 @@ type faultRig struct {
 }
 
 func newFaultRig(t *testing.T, bin, database string, instances int, serveArgs ...string) *faultRig {
+	return newFaultRigOf(t, bin, database, instances, faultWriters, serveArgs...)
+}
+
+// newFaultRigOf is newFaultRig with writers concurrent writers.
+func newFaultRigOf(t *testing.T, bin, database string, instances, writers int, serveArgs ...string) *faultRig {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	srv, c, rc, tags := crashSetUp(t, bin, database, seed, append([]string{"--metrics-addr", "127.0.0.1:0"}, serveArgs...)...)
@@ -66,7 +71,7 @@ func newFaultRig(t *testing.T, bin, database string, instances int, serveArgs ..
 			r.mu.Unlock()
 		}
 	}
-	for i := range faultWriters {
+	for i := range writers {
 		r.writers = append(r.writers, &crashWriter{n: i, c: r.clients[i%instances], rng: rand.New(rand.NewPCG(seed, uint64(100+i))),
 			tags: tags, acked: map[string]int{}})
 	}

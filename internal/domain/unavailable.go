@@ -1,6 +1,9 @@
 package domain
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Cause says why the database cannot serve for now.
 type Cause string
@@ -29,6 +32,11 @@ const (
 
 // Causes lists every cause, for metrics that start each at zero.
 var Causes = []Cause{CauseUnreachable, CauseTimeout, CauseDiskFull, CauseDiskError, CauseContention}
+
+// ErrNoPrimary is what an UnavailableError (CauseUnreachable) wraps when the
+// database answers but no server it reaches takes writes: a standby, a
+// primary being demoted, an old primary refused, a failover under way.
+var ErrNoPrimary = errors.New("no writable primary: the database answers, but no server it reaches takes writes")
 
 // UnavailableError is a refusal for a fault of the database (a 503 with
 // Retry-After), never a defect. It wraps the driver's error for the log.

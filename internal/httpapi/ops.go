@@ -25,7 +25,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readyz says whether this instance should get traffic: not while it
-// stops (Drain), nor while the database does not answer. A failed check is
+// stops (Drain), nor while the database does not answer or takes no
+// writes (no writable primary: it says which). A failed check is
 // not logged on its own: a load balancer asks every few seconds, and the
 // outage log says when the database stopped answering and when it came
 // back.
@@ -43,7 +44,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		} else {
 			s.log.WarnContext(ctx, "readiness check failed", "error", err.Error())
 		}
-		writeProblem(w, r, newProblem(http.StatusServiceUnavailable, "The database is not reachable."))
+		detail := "The database is not reachable."
+		if errors.Is(s.store.Classify(err), domain.ErrNoPrimary) {
+			detail = "The database answers, but no server it reaches takes writes (no writable primary): a failover may be under way."
+		}
+		writeProblem(w, r, newProblem(http.StatusServiceUnavailable, detail))
 		return nil
 	}
 	s.cfg.Outages.Served(false)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/serving"
+	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
 )
 
@@ -141,5 +143,29 @@ func TestDrainTurnsReadinessAndClosesConnections(t *testing.T) {
 	// The client takes Connection: close out of the header into Close.
 	if res.StatusCode != 200 || !res.Close {
 		t.Fatalf("GET /me while draining: %d, asked to close the connection: %v", res.StatusCode, res.Close)
+	}
+}
+
+// noPrimaryStore answers Ping as a database whose servers answer but take
+// no writes.
+type noPrimaryStore struct{ store.Store }
+
+func (noPrimaryStore) Ping(context.Context) error {
+	return &domain.UnavailableError{Cause: domain.CauseUnreachable, Err: domain.ErrNoPrimary}
+}
+
+// TestReadyzSaysNoWritablePrimary: /readyz tells a database that does not
+// answer from one whose servers answer but take no writes, as during a
+// failover.
+func TestReadyzSaysNoWritablePrimary(t *testing.T) {
+	t.Parallel()
+	st := noPrimaryStore{testenv.SQLite.NewStore(t)}
+	s := New(Config{Settings: serving.Settings{PublicURL: "https://pds.test", Outages: outage.New(slog.New(slog.DiscardHandler), clock.NewFake(start))}},
+		st, clock.NewFake(start), ratelimit.NewMemory(), slog.New(slog.DiscardHandler))
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	r := call(t, hs.URL, "GET", "/readyz", "", "", "")
+	if detail, _ := r.prob["detail"].(string); r.status != http.StatusServiceUnavailable || !strings.Contains(detail, "no writable primary") {
+		t.Fatalf("/readyz with no writable primary: %d %v", r.status, r.prob)
 	}
 }

@@ -3053,9 +3053,9 @@ type ClientInterface interface {
 	// Corresponds with GET /projects/{project_id} (the `GetProject` operationId).
 	GetProject(ctx context.Context, projectID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Readyz The database is reachable
+	// Readyz The database is reachable and takes writes
 	//
-	// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+	// Answers 200 when the database answers and the server it reaches takes writes, 503 otherwise; no key. For readiness probes and load balancers.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4143,9 +4143,9 @@ func (c *Client) GetProject(ctx context.Context, projectID string, reqEditors ..
 	return c.Client.Do(req)
 }
 
-// Readyz The database is reachable
+// Readyz The database is reachable and takes writes
 //
-// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+// Answers 200 when the database answers and the server it reaches takes writes, 503 otherwise; no key. For readiness probes and load balancers.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7416,9 +7416,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /projects/{project_id} (the `GetProject` operationId).
 	GetProjectWithResponse(ctx context.Context, projectID string, reqEditors ...RequestEditorFn) (*GetProjectResponse, error)
 
-	// ReadyzWithResponse The database is reachable
+	// ReadyzWithResponse The database is reachable and takes writes
 	//
-	// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+	// Answers 200 when the database answers and the server it reaches takes writes, 503 otherwise; no key. For readiness probes and load balancers.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13200,9 +13200,9 @@ func (c *ClientWithResponses) GetProjectWithResponse(ctx context.Context, projec
 	return ParseGetProjectResponse(rsp)
 }
 
-// ReadyzWithResponse The database is reachable
+// ReadyzWithResponse The database is reachable and takes writes
 //
-// Answers 200 when the database answers, 503 otherwise; no key. For readiness probes and load balancers.
+// Answers 200 when the database answers and the server it reaches takes writes, 503 otherwise; no key. For readiness probes and load balancers.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -49,4 +49,11 @@ func (h *cancelOnDeadline) HandleCancel(context.Context) {
 
 func (h *cancelOnDeadline) HandleUnwatchAfterCancel() {
 	_ = h.conn.Conn().Close()
+	// pgconn still takes itself for open; the pool asks (confirmingConn)
+	// before it hands the connection to the next statement.
+	h.conn.CustomData()[closedAfterCancel] = true
 }
+
+// closedAfterCancel marks, in a connection's CustomData, a connection whose
+// network connection cancelOnDeadline closed.
+const closedAfterCancel = "pds.closed-after-cancel"

@@ -55,7 +55,13 @@ var Dialect = sqlstore.Dialect{
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	Unavailable:  unavailable,
-	Conflict:     conflict,
+	NoPrimary:    noPrimary,
+	Writable:     writable,
+	// A transactional message writes a WAL record and takes a transaction
+	// id, so its commit waits for the synchronous standbys (an id alone
+	// writes nothing, and waits for nothing); it changes no table.
+	Confirm:  `SELECT pg_logical_emit_message(true, 'pds', 'confirm')`,
+	Conflict: conflict,
 	// The lock an UPDATE of a person takes anyway, taken first: it holds
 	// off every other writer of the person, not the foreign-key checks of
 	// breadcrumbs, links and values that refer to it.

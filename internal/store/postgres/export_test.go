@@ -20,6 +20,16 @@ func KeyWatchState(st store.Store) (up bool, pid uint32) {
 	return w.up, w.pid
 }
 
+// OpenPolling is Open with a key cache that reads the counter of key
+// changes (keyPoll), as behind a pooler, on any URL.
+func OpenPolling(ctx context.Context, url string) (store.Store, error) {
+	st, err := open(ctx, url, Options{}, true)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // KeyCacheListens reports whether a store's key cache listens for key
 // changes (keyWatch) rather than reading their counter (keyPoll).
 func KeyCacheListens(st store.Store) bool {

@@ -20,6 +20,11 @@ func unavailable(err error) domain.Cause {
 	if errors.As(err, &pe) {
 		return stateCause(pe.Code)
 	}
+	if errors.Is(err, errCommitUnconfirmed) {
+		// As a timeout: the deadline passed before the commit was
+		// confirmed, and whether it survives is unknown.
+		return domain.CauseTimeout
+	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	switch {
@@ -34,14 +39,22 @@ func unavailable(err error) domain.Cause {
 	return ""
 }
 
+// readOnlyTransaction is SQLSTATE 25006, read_only_sql_transaction: a write
+// reached a server that takes none (a standby, a primary being demoted in
+// a failover, default_transaction_read_only).
+const readOnlyTransaction = "25006"
+
 // stateCause maps a SQLSTATE the server sent to a fault of the moment.
 func stateCause(code string) domain.Cause {
 	switch {
 	case strings.HasPrefix(code, "08"), // connection exception
-		code == "57P01", // admin_shutdown: the server is stopping
-		code == "57P02", // crash_shutdown: another backend crashed
-		code == "57P03", // cannot_connect_now: starting up, or in recovery
-		code == "53300": // too_many_connections
+		code == "57P01",             // admin_shutdown: the server is stopping
+		code == "57P02",             // crash_shutdown: another backend crashed
+		code == "57P03",             // cannot_connect_now: starting up, or in recovery
+		code == "57P05",             // idle_session_timeout: the server ended the session
+		code == "25P03",             // idle_in_transaction_session_timeout, likewise
+		code == "53300",             // too_many_connections
+		code == readOnlyTransaction: // no writable primary behind the connection
 		return domain.CauseUnreachable
 	case code == "57014", // query_canceled: statement_timeout, or the deadline's cancel
 		code == "55P03": // lock_not_available: lock_timeout
@@ -51,6 +64,24 @@ func stateCause(code string) domain.Cause {
 	}
 	return ""
 }
+
+// noPrimary says err means that the servers answer but none takes writes
+// (sqlstore.Dialect.NoPrimary): a write met a read-only transaction, or no
+// host of the URL passed target_session_attrs or the check of its timeline
+// (watchServers).
+func noPrimary(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == readOnlyTransaction
+	}
+	var wb *errWentBack
+	return errors.Is(err, pgconn.ErrReadOnlyConnection) || errors.Is(err, pgconn.ErrStandbyConnection) ||
+		errors.Is(err, errStandby) || errors.As(err, &wb)
+}
+
+// writable answers whether the server behind a connection takes writes
+// (sqlstore.Dialect.Writable).
+const writable = `SELECT NOT (pg_is_in_recovery() OR current_setting('transaction_read_only')::bool)`
 
 // conflict names the conflict with a concurrent transaction that failed a
 // transaction or statement, "" for anything else (sqlstore.Dialect.Conflict).

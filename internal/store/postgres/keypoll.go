@@ -17,14 +17,29 @@ import (
 // looked up. Concurrent requests share reads (sqlstore.SharedRead): one
 // statement per batch of requests, as keyWatch's round trips are, and
 // revocation takes effect on the very next request as there.
+//
+// The count alone cannot tell that the server behind the URL changed: after
+// a failover, the promoted standby may lack increments the old primary
+// made (an asynchronous standby, or one that was behind), and its count
+// can climb back to the one seen with other changes, keys revoked there
+// among them. So each read also reads which server, in which life, answers
+// (lifeColumns), and a change of that empties the cache as a moved count
+// does.
 type keyPoll struct {
 	st    *sqlstore.Store
 	db    *sql.DB
 	reads *sqlstore.SharedRead
 
 	mu   sync.Mutex
-	seen int64
-	read bool // seen holds a count read
+	seen pollRead
+	read bool // seen holds a read
+}
+
+// pollRead is what one read of the counter saw.
+type pollRead struct {
+	n        int64
+	timeline int
+	started  string
 }
 
 func newKeyPoll(db *sql.DB, st *sqlstore.Store) *keyPoll {
@@ -37,18 +52,20 @@ func newKeyPoll(db *sql.DB, st *sqlstore.Store) *keyPoll {
 // called has emptied the cache if the counter moved.
 func (p *keyPoll) Sync(ctx context.Context) error { return p.reads.Wait(ctx) }
 
-// readCounter reads the counter and empties the key cache when it moved.
-// Reads never overlap, so a later read never sees an older count.
+// readCounter reads the counter, and the server's life, and empties the
+// key cache when either moved. Reads never overlap, so a later read never
+// sees an older count of the same server.
 func (p *keyPoll) readCounter(ctx context.Context) error {
-	var n int64
-	if err := p.db.QueryRowContext(ctx, `SELECT n FROM key_changes WHERE id = 1`).Scan(&n); err != nil {
+	var r pollRead
+	if err := p.db.QueryRowContext(ctx, `SELECT n, `+lifeColumns+` FROM key_changes WHERE id = 1`).
+		Scan(&r.n, &r.timeline, &r.started); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.read || n != p.seen {
+	if !p.read || r != p.seen {
 		// Keys cached before the first read may predate any change.
-		p.seen, p.read = n, true
+		p.seen, p.read = r, true
 		p.st.ForgetKeys()
 	}
 	return nil

@@ -147,6 +147,9 @@ func (w *keyWatch) listen() (listened bool, err error) {
 	}
 	cfg.OnNotification = w.notified
 	cfg.RuntimeParams["application_name"] = "pds key cache"
+	// Only a primary delivers the notifications of the changes made on it.
+	watchServers(cfg, true)
+	preferLast(cfg)
 	ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
 	defer cancel()
 	conn, err := pgconn.ConnectConfig(ctx, cfg)

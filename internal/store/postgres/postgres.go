@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,8 +54,29 @@ type Options struct {
 // defaultConnectTimeout bounds a connection attempt whose URL sets no
 // connect_timeout: a frozen server accepts the TCP connection and never
 // answers, and a pool that opens connections in the background would wait
-// for it forever.
-const defaultConnectTimeout = "5"
+// for it forever. With several hosts it bounds the attempt on each, and a
+// host that hangs (a standby whose machine froze) would cost every new
+// connection that long before the next host is tried: a second, within a
+// request's deadline (the host that answered last is tried first anyway,
+// preferLast).
+const (
+	defaultConnectTimeout          = "5"
+	defaultMultiHostConnectTimeout = "1"
+)
+
+// withConnectTimeout is url with connect_timeout set to the default for
+// its hosts, unless it sets one itself.
+func withConnectTimeout(url string) (string, error) {
+	u, _, err := parseURL(url)
+	if err != nil {
+		return "", err
+	}
+	timeout := defaultConnectTimeout
+	if strings.Contains(u.Host, ",") {
+		timeout = defaultMultiHostConnectTimeout
+	}
+	return withDefault(url, "connect_timeout", timeout)
+}
 
 // Open connects to the database at url and applies the migrations (or,
 // with KeepSchema, checks that none is pending). Nothing it relies on
@@ -63,25 +85,36 @@ const defaultConnectTimeout = "5"
 // does not know), no statement is prepared by name (connConfig), no lock
 // or LISTEN is held by a session, unless opts.DirectURL gives one.
 func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
-	url, err := withDefault(url, "connect_timeout", defaultConnectTimeout)
+	st, err := open(ctx, url, opts, false)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return st, nil
+}
+
+// open is Open; poll has the key cache read the counter of key changes
+// whatever the URL gives (for the tests of keyPoll on a direct URL).
+func open(ctx context.Context, url string, opts Options, poll bool) (*sqlstore.Store, error) {
+	url, err := withConnectTimeout(url)
 	if err != nil {
 		return nil, err
 	}
 	schemaURL := url
 	if opts.DirectURL != "" {
-		if schemaURL, err = withDefault(opts.DirectURL, "connect_timeout", defaultConnectTimeout); err != nil {
+		if schemaURL, err = withConnectTimeout(opts.DirectURL); err != nil {
 			return nil, err
 		}
 	}
+	cfg, err := connConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	learnTimelines(ctx, &cfg.Config)
 	if opts.KeepSchema {
 		err = CheckCurrent(ctx, schemaURL)
 	} else {
 		err = Migrate(ctx, schemaURL)
 	}
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := connConfig(url)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +125,13 @@ func Open(ctx context.Context, url string, opts Options) (store.Store, error) {
 	if own {
 		nameStatements(url, cfg)
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := poolOf(cfg)
 	db.SetMaxOpenConns(PoolSize())
 	db.SetMaxIdleConns(PoolSize())
 	st := sqlstore.New(Dialect, db, db, isUniqueViolation)
 	switch {
+	case poll:
+		st.CacheKeys(newKeyPoll(db, st))
 	case opts.DirectURL != "":
 		st.CacheKeys(newKeyWatch(schemaURL, st))
 	case own:
@@ -121,7 +156,18 @@ func openDB(url string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stdlib.OpenDB(*cfg), nil
+	return poolOf(cfg), nil
+}
+
+// poolOf is a pool of connections made with cfg, the host that answered
+// last tried first (preferLast), whose statements that commit are
+// confirmed (confirmingConn).
+func poolOf(cfg *pgx.ConnConfig) *sql.DB {
+	connector := stdlib.GetConnector(*cfg, stdlib.OptionBeforeConnect(func(_ context.Context, c *pgx.ConnConfig) error {
+		preferLast(&c.Config)
+		return nil
+	}))
+	return sql.OpenDB(confirmingConnector{connector})
 }
 
 // connConfig is the configuration of the connections to url.
@@ -135,7 +181,15 @@ func openDB(url string) (*sql.DB, error) {
 // on the server (a cancel request, which PgBouncer passes on), so that a
 // request that gave up leaves no work running, or lock waiting, there
 // (cancelOnDeadline): what statement_timeout and lock_timeout did when
-// they were sent at connection, which a pooler refuses.
+// they were sent at connection, which a pooler refuses. A commit's notice
+// that its wait for the synchronous standbys was cancelled is kept for the
+// statement that drew it (noticeSyncCancel, confirmingConn), and a
+// connection that met a read-only transaction (25006: a primary demoted
+// under it in a failover, or a standby the URL names) is closed, so that
+// the pool opens another rather than fail on it again (pgx closes one on a
+// FATAL error only). Every connection is checked as it is made
+// (watchServers): no old primary on an older timeline, and the host that
+// answered last first next time.
 func connConfig(url string) (*pgx.ConnConfig, error) {
 	_, q, err := parseURL(url)
 	if err != nil {
@@ -149,6 +203,15 @@ func connConfig(url string) (*pgx.ConnConfig, error) {
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	}
 	cfg.BuildContextWatcherHandler = newCancelOnDeadline
+	cfg.OnNotice = noticeSyncCancel
+	onError := cfg.OnPgError
+	cfg.OnPgError = func(c *pgconn.PgConn, e *pgconn.PgError) bool {
+		if e.Code == readOnlyTransaction {
+			return false // closes the connection
+		}
+		return onError == nil || onError(c, e)
+	}
+	watchServers(&cfg.Config, false)
 	return cfg, nil
 }
 
@@ -171,6 +234,8 @@ func nameStatements(url string, cfg *pgx.ConnConfig) {
 // of its cancel key). A pooler hands out keys of its own, and its
 // connections' statements run on backends of its choosing.
 func ownsSession(ctx context.Context, cfg *pgx.ConnConfig) (bool, error) {
+	cfg = cfg.Copy()
+	preferLast(&cfg.Config)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return false, err

@@ -91,6 +91,9 @@ type batcher[T batched] struct {
 	quit     chan struct{}
 	stop     sync.Once
 	wg       sync.WaitGroup
+	// loseAnswer, set by tests only, turns what together returned into
+	// what the batch hears, as a connection lost at the commit does.
+	loseAnswer func(error) error
 }
 
 func startBatcher[T batched](max int, together func(context.Context, []T) error, alone func(T)) *batcher[T] {
@@ -143,10 +146,18 @@ func (b *batcher[T]) work() {
 }
 
 // run answers every call of batch, together or, when that fails, alone.
+// A batch that failed may have committed all the same (its connection lost
+// at the commit, or the commit not confirmed by the synchronous standbys in
+// time), so each alone must tell its own earlier write, by the id the call
+// carries, from someone else's.
 func (b *batcher[T]) run(batch []T) {
 	ctx, stop := whileAnyWaits(batch)
 	defer stop()
-	if err := b.together(ctx, batch); err == nil {
+	err := b.together(ctx, batch)
+	if b.loseAnswer != nil {
+		err = b.loseAnswer(err)
+	}
+	if err == nil {
 		for _, call := range batch {
 			close(call.base().done)
 		}

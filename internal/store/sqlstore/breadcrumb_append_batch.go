@@ -70,9 +70,30 @@ func (a *appender) append(ctx context.Context, call *appendCall) error {
 	return call.err
 }
 
-// runAlone answers call with a statement of its own.
+// runAlone answers call with a statement of its own. A breadcrumb whose id
+// is taken was stored by the failed batch after all (its id is new to
+// each call): the call is answered with its holder once that commit is
+// confirmed (confirmDurable), or refused when it cannot be.
 func (a *appender) runAlone(call *appendCall) {
 	call.personID, call.ok, call.err = a.s.appendOne(call.ctx, call, "")
+	if call.err != nil && a.s.isUnique(call.err) {
+		call.personID, call.ok, call.err = a.s.appendedEarlier(call.ctx, call)
+	}
+}
+
+// appendedEarlier answers a call whose breadcrumb is stored already: the
+// person it was stored for, once the commit that stored it is confirmed.
+func (s *Store) appendedEarlier(ctx context.Context, call *appendCall) (string, bool, error) {
+	var personID string
+	err := s.writer().queryRow(ctx, `SELECT person_id FROM breadcrumbs WHERE account_id = $1 AND id = $2`,
+		call.b.AccountID, call.b.ID).Scan(&personID)
+	if err != nil {
+		return "", false, err
+	}
+	if err := s.confirmDurable(ctx); err != nil {
+		return "", false, err
+	}
+	return personID, true, nil
 }
 
 // runTogether stores every breadcrumb of batch whose identifier someone

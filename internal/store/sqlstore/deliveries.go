@@ -281,6 +281,9 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 		per = c.Limit
 	}
 	n := now.UnixMilli()
+	if err := s.handBack(ctx, "deliveries"); err != nil {
+		return nil, err
+	}
 	if due, err := s.anyDue(ctx, `SELECT 1 FROM deliveries WHERE status = `+pendingSQL+`
 		AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`, n); !due || err != nil {
 		return nil, err
@@ -357,6 +360,9 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 		jobs, err = leasedJobs(ctx, q, token)
 		return err
 	})
+	if err != nil {
+		s.lost.lost("deliveries", token)
+	}
 	return jobs, err
 }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"time"
 
@@ -143,6 +144,31 @@ func (s *Store) AppendTogether(ctx context.Context, accounts []string, ins []dom
 		holders[i], errs[i] = call.personID, call.err
 	}
 	return holders, errs
+}
+
+// LoseBatchAnswers has every batch of the creator and the appender hear of
+// its statement, once it committed, the error a connection lost at the
+// commit gives, so that each call runs alone after it.
+func (s *Store) LoseBatchAnswers() {
+	lose := func(err error) error {
+		if err == nil {
+			return errors.New("test: the connection was lost at the batch's commit")
+		}
+		return err
+	}
+	s.creator.loseAnswer, s.appender.loseAnswer = lose, lose
+}
+
+// LoseNextClaimAnswer has the next claim of bursts hear, once its statement
+// committed, the error a connection lost at the commit gives.
+func (s *Store) LoseNextClaimAnswer() {
+	s.loseClaim = func(err error) error {
+		s.loseClaim = nil
+		if err == nil {
+			return errors.New("test: the connection was lost at the claim's commit")
+		}
+		return err
+	}
 }
 
 // BeforeMatchWrite has fn run between the read a matched upsert decides on

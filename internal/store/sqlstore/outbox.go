@@ -24,6 +24,9 @@ import (
 // updates; SKIP LOCKED lets concurrent claimers pass over each other's rows.
 func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error) {
 	n := now.UnixMilli()
+	if err := s.handBack(ctx, "bursts"); err != nil {
+		return nil, err
+	}
 	if due, err := s.anyDue(ctx, `SELECT 1 FROM bursts WHERE due_at <= $1 AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`, n); !due || err != nil {
 		return nil, err
 	}
@@ -48,7 +51,11 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 		AND due_at <= $6 AND (lease_until IS NULL OR lease_until <= $7)
 		RETURNING person_id, account_id, event, due_at`,
 		now.Add(lease).UnixMilli(), token, n, n, limit, n, n)
+	if s.loseClaim != nil {
+		err = s.loseClaim(err)
+	}
 	if err != nil {
+		s.lost.lost("bursts", token)
 		return nil, err
 	}
 	return out, nil

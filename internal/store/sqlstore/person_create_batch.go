@@ -45,8 +45,8 @@ const batchLockTimeout = `(SELECT set_config('lock_timeout', '100ms', true)) IS 
 type createCall struct {
 	batchCall
 	ids           domain.Identifiers
-	accountID     string
-	person, burst []any // newPersonRow and newBurstRow
+	accountID, id string // id: the person the call creates
+	person, burst []any  // newPersonRow and newBurstRow
 	// The answer: the holders of ids (none: the person was created), or err.
 	holders []heldRow
 	err     error
@@ -56,7 +56,7 @@ type createCall struct {
 // outbox row a created person gets (service.BurstAfterChange).
 func newCreateCall(accountID, id string, attrs attributes, w store.Write) *createCall {
 	burst := service.BurstAfterChange(nil, true, w.Now, w.Window)
-	return &createCall{ids: attrs.Identifiers, accountID: accountID,
+	return &createCall{ids: attrs.Identifiers, accountID: accountID, id: id,
 		person: newPersonRow(accountID, id, attrs, w), burst: newBurstRow(accountID, id, burst)}
 }
 
@@ -80,7 +80,10 @@ func (c *creator) create(ctx context.Context, call *createCall) error {
 	return call.err
 }
 
-// runAlone answers call with a statement of its own.
+// runAlone answers call with a statement of its own. When the person the
+// call creates already holds its identifiers, the failed batch did create
+// it after all: the call is answered as created once that commit is
+// confirmed (confirmDurable), or refused when it cannot be.
 func (c *creator) runAlone(call *createCall) {
 	query, args := createUnlessHeldQuery(c.s.dialect, call.accountID, call.ids, call.person, call.burst, "")
 	rows, err := c.s.writer().query(call.ctx, query, args...)
@@ -89,6 +92,15 @@ func (c *creator) runAlone(call *createCall) {
 		return
 	}
 	call.holders, call.err = scanAllHeld(rows)
+	if call.err == nil && createdEarlier(call.holders, call.id) {
+		call.holders, call.err = nil, c.s.confirmDurable(call.ctx)
+	}
+}
+
+// createdEarlier reports whether holders, of the identifiers of a call
+// creating person id, show that person alone: a create that committed.
+func createdEarlier(holders []heldRow, id string) bool {
+	return len(holders) == 1 && holders[0].ID == id
 }
 
 // scanAllHeld reads the rows of createUnlessHeldQuery, and closes them.

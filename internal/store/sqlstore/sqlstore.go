@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -181,6 +182,19 @@ type Dialect struct {
 	// when the database cannot serve for now (unreachable, out of disk,
 	// too slow), or "" when the error is anything else (see Classify).
 	Unavailable func(err error) domain.Cause
+	// NoPrimary says an error of the engine's driver means that the
+	// servers answer but none takes writes (Classify wraps
+	// domain.ErrNoPrimary in its refusal), and Writable is a statement
+	// answering whether the server behind the writer's pool takes writes
+	// (Ping); both unset where one database file takes every write.
+	NoPrimary func(err error) bool
+	Writable  string
+	// Confirm is a statement whose commit returns once what the server
+	// committed before it is as durable as the server's settings ask (its
+	// synchronous standbys have it), and fails otherwise: the answer of a
+	// call that finds its own write of a batch whose answer was lost
+	// (confirmDurable). Empty where a commit is the whole of durability.
+	Confirm string
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation; set per engine.
@@ -225,6 +239,11 @@ type Store struct {
 	sealer *secrets.Keyring
 	// retries counts the transactions run again after a conflict.
 	retries retryCounts
+	// lost keeps the tokens of claims that failed (lost_leases.go).
+	lost lostLeases
+	// loseClaim, set by tests only, turns what a claim's statement returned
+	// into what the claim hears, as a connection lost at its commit does.
+	loseClaim func(error) error
 	// beforeMatchWrite, set by tests only, runs between the read matchHeld
 	// decides on and its write.
 	beforeMatchWrite func()
@@ -279,16 +298,28 @@ func (s *Store) SharesBudgets() bool { return s.dialect.SharedBudgets }
 // Engine names the engine.
 func (s *Store) Engine() string { return s.dialect.Name }
 
-// Ping reads a row through each pool. A read, where a ping of the driver
-// would only check a connection, meets what keeps the database from
-// serving: SQLite's files failing their reads (its WAL index cut short,
-// the disk's I/O errors).
+// Ping reads a row through each pool, and checks that the writer's takes
+// writes (Dialect.Writable). A read, where a ping of the driver would only
+// check a connection, meets what keeps the database from serving: SQLite's
+// files failing their reads (its WAL index cut short, the disk's I/O
+// errors); a database whose server became a standby answers, but serves no
+// write.
 func (s *Store) Ping(ctx context.Context) error {
 	for _, db := range []*sql.DB{s.r, s.w} {
 		var n int64
 		if err := db.QueryRowContext(ctx, `SELECT n FROM key_changes WHERE id = 1`).Scan(&n); err != nil {
 			return err
 		}
+	}
+	if s.dialect.Writable == "" {
+		return nil
+	}
+	var writable bool
+	if err := s.w.QueryRowContext(ctx, s.dialect.Writable).Scan(&writable); err != nil {
+		return err
+	}
+	if !writable {
+		return &domain.UnavailableError{Cause: domain.CauseUnreachable, Err: domain.ErrNoPrimary}
 	}
 	return nil
 }
@@ -317,7 +348,21 @@ func (s *Store) Classify(err error) error {
 	if cause == "" {
 		return err
 	}
+	if cause == domain.CauseUnreachable && s.dialect.NoPrimary != nil && s.dialect.NoPrimary(err) {
+		err = fmt.Errorf("%w: %w", domain.ErrNoPrimary, err)
+	}
 	return &domain.UnavailableError{Cause: cause, Err: err}
+}
+
+// confirmDurable returns once everything the server committed before it is
+// as durable as the database is set to make it (Dialect.Confirm), or the
+// refusal when that cannot be confirmed.
+func (s *Store) confirmDurable(ctx context.Context) error {
+	if s.dialect.Confirm == "" {
+		return nil
+	}
+	_, err := s.writer().exec(ctx, s.dialect.Confirm)
+	return err
 }
 
 // Close stops the committer (answering the writes still queued) and the
@@ -496,7 +541,13 @@ func (r *row) Scan(dest ...any) error {
 	if err := r.rows.Scan(dest...); err != nil {
 		return err
 	}
-	return r.rows.Close()
+	if err := r.rows.Close(); err != nil {
+		return err
+	}
+	// Rows that database/sql closed itself at the deadline answer nil to
+	// Close, and the deadline to Err: a one-statement write whose commit
+	// ran into it must not pass for done.
+	return r.rows.Err()
 }
 
 // reader is for reads outside a transaction.
