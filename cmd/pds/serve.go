@@ -51,6 +51,7 @@ type serveConfig struct {
 	tlsCert, tlsKey     string
 	migrate             bool
 	clientAddressHeader string
+	changeRetention     time.Duration
 }
 
 func (e cmdEnv) serve(fs *pflag.FlagSet) func([]string) error {
@@ -91,6 +92,8 @@ func serveFlags(fs *pflag.FlagSet) *serveConfig {
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
 	fs.BoolVar(&cfg.migrate, "migrate", true,
 		"apply pending migrations at start; false: never change the schema, and refuse to start, naming them, when migrations are pending (a deploy runs pds migrate first)")
+	fs.DurationVar(&cfg.changeRetention, "change-retention", serving.DefaultChangeRetention,
+		"how long the change feed (GET /persons/changes) keeps the tombstones of erased persons; a cursor issued longer ago is refused (410)")
 	fs.StringVar(&cfg.clientAddressHeader, "client-address-header", "",
 		"behind a proxy: the header it writes the client's address in (X-Forwarded-For, X-Real-IP, Forwarded); its last address "+
 			"is the client's for the budget of failed authentications. Name one only a proxy sets: off, the connection's peer is the client")
@@ -185,6 +188,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		Outages:             outages,
 		AuthFailures:        failures,
 		ClientAddressHeader: http.CanonicalHeaderKey(cfg.clientAddressHeader),
+		ChangeRetention:     cfg.changeRetention,
 	}
 	apiCfg := httpapi.Config{Settings: shared}
 	var observer webhook.Observer

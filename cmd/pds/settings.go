@@ -43,6 +43,7 @@ var settingExamples = map[string]string{
 	"tls-key":                          "/etc/pds/key.pem",
 	"migrate":                          "false (with pds migrate run first, as a deploy step)",
 	"client-address-header":            "X-Forwarded-For",
+	"change-retention":                 "720h (30 days)",
 	"account":                          "acc_01a209d69f8a9aba61380d0e",
 	"scopes":                           "persons:read,persons:write (or all)",
 	"name":                             "crm-sync",
@@ -104,6 +105,14 @@ func kindOf(f *pflag.Flag) string {
 func positive(flag string, n int) error {
 	if n < 1 {
 		return badSetting(flag, fmt.Sprint(n), "must be 1 or more")
+	}
+	return nil
+}
+
+// atLeastASecond refuses a duration under a second for flag.
+func atLeastASecond(flag string, d time.Duration) error {
+	if d < time.Second {
+		return badSetting(flag, d.String(), "must be 1s or more")
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 	}
 	if err := errors.Join(positiveDuration("webhook-disable-after", cfg.webhookDisable),
 		positive("webhook-concurrency", cfg.webhookConcurrency), positive("webhook-subscription-concurrency", cfg.webhookPerSub),
-		positiveDuration("webhook-retention", cfg.webhookRetention)); err != nil {
+		positiveDuration("webhook-retention", cfg.webhookRetention), atLeastASecond("change-retention", cfg.changeRetention)); err != nil {
 		return webhook.Settings{}, usageError{err}
 	}
 	s := webhook.Settings{
@@ -31,6 +31,8 @@ func webhookSettings(cfg serveConfig) (webhook.Settings, error) {
 		AllowPrivate: cfg.webhookAllowPriv,
 		CAFile:       cfg.webhookCAFile,
 		Retention:    cfg.webhookRetention,
+		// The worker prunes the feed's tombstones with the deliveries.
+		ChangeRetention: cfg.changeRetention,
 
 		Concurrency:     cfg.webhookConcurrency,
 		PerSubscription: cfg.webhookPerSub,

@@ -114,8 +114,8 @@ func run(ctx context.Context, args []string) error {
 	if *only != "" {
 		c.only = map[string]bool{}
 		for _, n := range strings.Split(*only, ",") {
-			if !strings.Contains("1 2 3 4 5 6 8", n) || len(n) != 1 {
-				return fmt.Errorf("--only takes row numbers 1-6 and 8, not %q", n)
+			if !slices.Contains([]string{"1", "2", "3", "4", "5", "6", "8", "14"}, n) {
+				return fmt.Errorf("--only takes row numbers 1-6, 8 and 14, not %q", n)
 			}
 			c.only[n] = true
 		}

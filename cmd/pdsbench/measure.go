@@ -113,7 +113,13 @@ func (m *measure) all() {
 			run(m)
 		}
 	}
-	slices.SortStableFunc(m.rows, func(a, b row) int { return strings.Compare(a.name[:2], b.name[:2]) })
+	slices.SortStableFunc(m.rows, func(a, b row) int { return rowNumber(a.name) - rowNumber(b.name) })
+}
+
+// rowNumber is the number a row's name starts with ("14. ..." is 14).
+func rowNumber(name string) int {
+	n, _ := strconv.Atoi(name[:strings.IndexByte(name, '.')])
+	return n
 }
 
 func boolOrder(b bool) int {
@@ -132,6 +138,7 @@ func (m *measure) scaleRows() {
 		run    func()
 	}{
 		{"3", m.windowPages}, {"4", m.twoTags}, {"5", m.lookupByEmail}, {"6", m.getPersonRatio}, {"8", m.breadcrumbPages},
+		{"14", m.changeFeed},
 		{"1", m.upserts}, {"2", m.sustainedUpserts}, {"8", m.appendBreadcrumbs}, {"8", m.appendsRatio},
 	} {
 		if m.c.only == nil || m.c.only[r.number] {

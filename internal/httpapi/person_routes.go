@@ -8,6 +8,7 @@ func (s *Server) personRoutes() {
 	s.handle("POST /persons", domain.ScopePersonsWrite, s.upsertPerson)
 	s.handle("POST /persons/batch", domain.ScopePersonsWrite, s.upsertPersons)
 	s.handleStream("GET /persons/export", domain.ScopePersonsRead, s.exportPersons)
+	s.handleStream("GET /persons/changes", domain.ScopePersonsRead, s.listChanges)
 	s.handle("GET /persons/{person_id}", domain.ScopePersonsRead, s.getPerson)
 	s.handle("PATCH /persons/{person_id}", domain.ScopePersonsWrite, s.updatePerson)
 	s.handle("POST /persons/{person_id}/tags", domain.ScopePersonsWrite, s.addPersonTags)

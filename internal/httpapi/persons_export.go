@@ -10,6 +10,8 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/personview"
+	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 const (
@@ -25,9 +27,11 @@ const (
 // exportPersons streams every person of the account the filters select, in
 // id order, one compact person per line (application/x-ndjson), a chunk at
 // a time from the store, so memory stays flat whatever the account holds:
-// the chunk being sent and the next one, read meanwhile (readChunks). Each
-// chunk is read as the export goes, so a person changed meanwhile may
-// appear in its newer state. An error before the first line is a problem
+// the chunk being sent and the next one, read meanwhile (readChunks). Every
+// chunk is read from one snapshot, taken before the first row, whose
+// position in the change feed the Pds-Changes-Cursor header carries:
+// following the feed from it gives every change committed after the
+// snapshot and none before. An error before the first line is a problem
 // document; after it, the connection is cut without the end of the chunked
 // body, so no client takes a broken export for a whole one (it resumes with
 // after=<the last id it got>).
@@ -37,14 +41,20 @@ func (s *Server) exportPersons(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx, stop := context.WithCancel(r.Context())
-	defer stop() // the reader stops with the handler, however it ends
-	chunks := s.readChunks(ctx, accountID(r), sel)
+	defer stop() // the reader and the snapshot end with the handler, however it ends
+	exp, pos, err := s.openExport(ctx, accountID(r))
+	if err != nil {
+		return err
+	}
+	defer exp.Close()
+	chunks := s.readChunks(ctx, exp, sel)
 	first := <-chunks
 	if first.err != nil {
 		return first.err
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pds-Changes-Cursor", service.EncodeChangeCursor(accountID(r), pos, s.now()))
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	out := bufio.NewWriterSize(w, 64<<10)
@@ -79,12 +89,12 @@ type exportRead struct {
 // readChunks reads the export's chunks one ahead of the writer, so that
 // the database works while the last chunk is sent. The channel closes
 // after the last chunk or an error, or when ctx ends.
-func (s *Server) readChunks(ctx context.Context, acc string, sel domain.PersonExport) <-chan exportRead {
+func (s *Server) readChunks(ctx context.Context, exp store.PersonExport, sel domain.PersonExport) <-chan exportRead {
 	chunks := make(chan exportRead, 1)
 	go func() {
 		defer close(chunks)
 		for {
-			persons, err := s.readChunk(ctx, acc, sel)
+			persons, err := s.readChunk(ctx, exp, sel)
 			select {
 			case chunks <- exportRead{persons, err}:
 			case <-ctx.Done():
@@ -101,10 +111,49 @@ func (s *Server) readChunks(ctx context.Context, acc string, sel domain.PersonEx
 
 // readChunk reads one chunk under the database deadline: the export as a
 // whole runs as long as the account is large, each of its reads does not.
-func (s *Server) readChunk(ctx context.Context, acc string, sel domain.PersonExport) ([]domain.Person, error) {
+func (s *Server) readChunk(ctx context.Context, exp store.PersonExport, sel domain.PersonExport) ([]domain.Person, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DatabaseTimeout)
 	defer cancel()
-	return s.store.ExportPersons(ctx, acc, sel, exportChunk)
+	return exp.Read(ctx, sel, exportChunk)
+}
+
+// openExport begins the export's snapshot, which ctx holds for the whole
+// export, and reads its position in the change feed: both under the
+// database deadline, a frozen database giving a 503 in time.
+func (s *Server) openExport(ctx context.Context, acc string) (store.PersonExport, domain.ChangePosition, error) {
+	var pos domain.ChangePosition
+	begun := make(chan struct{})
+	// The transaction lives on ctx, past the deadline; only its beginning
+	// is bounded by it.
+	txCtx, abandon := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-begun:
+		case <-time.After(s.cfg.DatabaseTimeout):
+			abandon(context.DeadlineExceeded)
+		}
+	}()
+	exp, err := s.store.OpenExport(txCtx, acc)
+	close(begun)
+	if err == nil && context.Cause(txCtx) == context.DeadlineExceeded {
+		// The deadline passed as the transaction began: it is gone.
+		exp.Close()
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		abandon(nil)
+		if context.Cause(txCtx) == context.DeadlineExceeded {
+			err = context.DeadlineExceeded
+		}
+		return nil, pos, err
+	}
+	bounded, cancel := context.WithTimeout(ctx, s.cfg.DatabaseTimeout)
+	defer cancel()
+	if pos, err = exp.Position(bounded); err != nil {
+		exp.Close()
+		return nil, pos, err
+	}
+	return exp, pos, nil
 }
 
 // abortExport ends an export whose status is sent: net/http cuts the

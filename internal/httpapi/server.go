@@ -48,6 +48,8 @@ type Server struct {
 	table   []Route
 	// draining is set once the server is stopping (Drain).
 	draining atomic.Bool
+	// changeWaiters bounds the reads of the change feed waiting at once.
+	changeWaiters waiters
 }
 
 // Route describes one registered operation, for tests that hold every route
@@ -65,7 +67,8 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.table...) }
 // (SQLite) or shared through the database (PostgreSQL).
 func New(cfg Config, st store.Store, clk clock.Clock, lim ratelimit.Limiter, log *slog.Logger) *Server {
 	cfg.Settings = cfg.Settings.WithDefaults()
-	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, store: st, clock: clk, limiter: lim, log: log, mux: http.NewServeMux(),
+		changeWaiters: waiters{max: domain.MaxChangesWaiters}}
 	s.routes()
 	return s
 }

@@ -47,6 +47,8 @@ func For(err error) *Problem {
 		se *domain.ScopeError
 		ue *domain.UnavailableError
 		su *domain.SuppressedError
+		// expired: a cursor of the change feed issued too long ago.
+		expired *domain.CursorExpiredError
 	)
 	switch {
 	case errors.As(err, &ve):
@@ -67,6 +69,10 @@ func For(err error) *Problem {
 		if su.Pointer != "" {
 			p.Errors = []domain.FieldError{{Pointer: su.Pointer, Detail: su.Error()}}
 		}
+		return p
+	case errors.As(err, &expired):
+		p := New(http.StatusGone, expired.Error())
+		p.Type, p.Title = domain.CursorExpiredProblemType, "Cursor Expired"
 		return p
 	case errors.As(err, &fe):
 		return New(http.StatusForbidden, fe.Detail)

@@ -26,6 +26,9 @@ const (
 	// may make a minute: more than a person mistyping a key, far fewer than
 	// a guesser would like.
 	DefaultAuthFailureLimit = 20
+	// DefaultChangeRetention is how long the change feed keeps tombstones,
+	// and so how long a cursor stays good.
+	DefaultChangeRetention = 720 * time.Hour
 )
 
 // Settings are what the API and the console both need.
@@ -61,12 +64,18 @@ type Settings struct {
 	// Forwarded, ...); empty, the connection's peer is the client, and no
 	// header a client could write itself is believed.
 	ClientAddressHeader string
+	// ChangeRetention is how long the change feed keeps the tombstones of
+	// erased persons; a cursor issued longer ago is refused (410).
+	ChangeRetention time.Duration
 }
 
 // WithDefaults returns s with every zero setting at its default.
 func (s Settings) WithDefaults() Settings {
 	if s.RateLimit <= 0 {
 		s.RateLimit = DefaultRateLimit
+	}
+	if s.ChangeRetention <= 0 {
+		s.ChangeRetention = DefaultChangeRetention
 	}
 	if s.CustomFieldLimit <= 0 {
 		s.CustomFieldLimit = DefaultCustomFieldLimit

@@ -52,6 +52,24 @@ type Persons interface {
 	// tags and custom field values. A reader continues after the last id
 	// it got; each call reads the persons as they stand then.
 	ExportPersons(ctx context.Context, accountID string, sel domain.PersonExport, limit int) ([]domain.Person, error)
+	// OpenExport starts an export of the account read from one snapshot:
+	// every chunk it reads belongs to it, and its position in the change
+	// feed is that snapshot's (following from it returns every change
+	// committed after it and none before). ctx holds the export's
+	// transaction for as long as it lasts; Close ends it.
+	OpenExport(ctx context.Context, accountID string) (PersonExport, error)
+	// PersonChanges reads up to limit entries of the account's change feed
+	// after a position, in feed order, each person as it stands at the
+	// read, and the position to follow from: the last entry's, or after
+	// itself when there is none. It never passes a change that may still
+	// commit before one it returns.
+	PersonChanges(ctx context.Context, accountID string, after domain.ChangePosition, limit int) ([]domain.PersonChange, domain.ChangePosition, error)
+	// ChangesHead is the position after every change committed now: where
+	// a follower starting now begins.
+	ChangesHead(ctx context.Context, accountID string) (domain.ChangePosition, error)
+	// PruneChanges deletes the tombstones of the change feed made before
+	// before, every account's, at most batch of them; it says how many.
+	PruneChanges(ctx context.Context, before time.Time, batch int) (int, error)
 	// ListPersonFields returns every live Person custom field of the account,
 	// oldest first.
 	ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error)
@@ -72,6 +90,16 @@ type Persons interface {
 	// PendingBurst reads the open burst of a person (domain.ErrNotFound when
 	// none): what the person writes left in the outbox.
 	PendingBurst(ctx context.Context, accountID, personID string) (*PersonBurst, error)
+}
+
+// PersonExport is an export read from one snapshot (Persons.OpenExport).
+type PersonExport interface {
+	// Position is the change feed's position of the export's snapshot.
+	Position(ctx context.Context) (domain.ChangePosition, error)
+	// Read returns up to limit persons as ExportPersons does, from the
+	// export's snapshot.
+	Read(ctx context.Context, sel domain.PersonExport, limit int) ([]domain.Person, error)
+	Close() error
 }
 
 // UpsertResult is the outcome of one item of UpsertPersons: the person and

@@ -57,6 +57,9 @@ type Settings struct {
 	// Retention is how long a finished delivery stays in the log after its
 	// last attempt (or its creation, when it has none).
 	Retention time.Duration
+	// ChangeRetention is how long the change feed keeps the tombstones of
+	// erased persons; the worker prunes them with the deliveries.
+	ChangeRetention time.Duration
 
 	// PollInterval is how often a worker looks for due work (real time);
 	// it also looks as soon as an attempt ends or a burst closes.
@@ -112,6 +115,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.Retention <= 0 {
 		s.Retention = DefaultRetention
+	}
+	if s.ChangeRetention <= 0 {
+		s.ChangeRetention = DefaultRetention
 	}
 	if s.Jitter == nil {
 		s.Jitter = jitter

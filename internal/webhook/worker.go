@@ -36,6 +36,7 @@ type Jobs interface {
 	FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error
 	FinishAttempts(ctx context.Context, done []store.FinishedAttempt) error
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
+	PruneChanges(ctx context.Context, before time.Time, batch int) (int, error)
 	// Classify tells a database that cannot serve for now from a defect
 	// (store.Store.Classify).
 	Classify(err error) error
@@ -288,7 +289,20 @@ func (w *Worker) pruneIfDue(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("prune deliveries: %w", err)
 	}
-	return nil
+	// The change feed's tombstones, as old as its cursors may be.
+	tombstones := now.Add(-w.s.ChangeRetention)
+	for {
+		n, err := w.jobs.PruneChanges(ctx, tombstones, pruneBatch)
+		if err != nil {
+			return fmt.Errorf("prune the change feed's tombstones: %w", err)
+		}
+		if n > 0 {
+			w.log.Info("change feed tombstones pruned", "deleted", n, "erased_before", tombstones.Format(time.RFC3339))
+		}
+		if n < pruneBatch {
+			return nil
+		}
+	}
 }
 
 // burstClosers is how many claim-and-close loops run side by side, so that

@@ -1101,6 +1101,30 @@ type PersonBatchResults struct {
 	Results []PersonBatchResult `json:"results"`
 }
 
+// PersonChange An entry of the change feed; exactly one of `person` and `deleted`.
+type PersonChange struct {
+	// Cursor Resumes right after this item.
+	Cursor string `json:"cursor"`
+
+	// Deleted A person erased (or merged into another); never an identifier or an attribute.
+	Deleted *PersonTombstone `json:"deleted,omitempty"`
+
+	// Person The compact person (spec section 2.2). `tag_ids` lists the person's live tags in the order
+	// they were attached (ties by id). `f_id` is written by Upsert Person and used for matching
+	// but is not part of either representation.
+	Person *Person `json:"person,omitempty"`
+}
+
+// PersonChanges defines model for PersonChanges.
+type PersonChanges struct {
+	// HasMore True when more items may follow at once.
+	HasMore bool           `json:"has_more"`
+	Items   []PersonChange `json:"items"`
+
+	// Next The cursor to follow from.
+	Next string `json:"next"`
+}
+
 // PersonDeleted The `data` of a `person.deleted` delivery; never an attribute of the erased person.
 type PersonDeleted struct {
 	// DateDeleted RFC 3339, UTC, millisecond precision.
@@ -1201,6 +1225,18 @@ type PersonPage struct {
 	Page  int      `json:"page"`
 	Size  int      `json:"size"`
 	Total int      `json:"total"`
+}
+
+// PersonTombstone A person erased (or merged into another); never an identifier or an attribute.
+type PersonTombstone struct {
+	// DateDeleted RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	DateDeleted DateTime `json:"date_deleted"`
+	ID          string   `json:"id"`
+
+	// MergedInto The person this one was merged into, when it was.
+	MergedInto *string `json:"merged_into,omitempty"`
 }
 
 // PersonUpdate Every member optional; absent leaves the value, `null` clears it. Text members are at most 255 characters.
@@ -1776,6 +1812,19 @@ type ListPersonsParams struct {
 
 	// Size Items per page. Outside 1 to 100 (never clamped), not an integer, or given more than once is a 400.
 	Size *Size `form:"size,omitempty" json:"size,omitempty"`
+}
+
+// ListPersonChangesParams defines parameters for ListPersonChanges.
+type ListPersonChangesParams struct {
+	// After An opaque cursor: an item's `cursor` or `next` of an earlier answer, or an export's
+	// `Pds-Changes-Cursor`, exactly as given. Absent: the beginning of what the feed holds.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Size The most items to answer, 1 to 100.
+	Size *int `form:"size,omitempty" json:"size,omitempty"`
+
+	// Wait Seconds, 0 to 30, to wait for a change when there is none after the cursor.
+	Wait *int `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
 // ExportPersonsParams defines parameters for ExportPersons.
@@ -2922,12 +2971,53 @@ type ClientInterface interface {
 	// Corresponds with POST /persons/batch (the `UpsertPersons` operationId).
 	UpsertPersons(ctx context.Context, body UpsertPersonsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPersonChanges Follow every person change with a cursor
+	//
+	// The change feed holds one entry per person at its latest change, in the order the changes
+	// committed: a person changed again moves to the end, its earlier entry gone. A reader that
+	// starts anywhere and follows `next` until `has_more` is false has seen every person whose
+	// state changed after its cursor, once, in its state at read time.
+	//
+	// What moves a person: its creation (an upsert, a batch, an import, a breadcrumb that creates
+	// it), a change of its attributes, identifiers or custom values, a tag attached or detached,
+	// and its erasure. A batch or an import moves its persons in the order of its items. A
+	// breadcrumb appended to an existing person does not move it (activity is List
+	// Breadcrumbs'), nor does a write that changes nothing. An erased person becomes a tombstone:
+	// `deleted` with its id and time only, never an identifier or an attribute. Tombstones are
+	// kept for the server's `--change-retention` (30 days by default); a cursor issued longer
+	// ago is answered 410 (`urn:pds:problem:cursor_expired`): export again and follow from the
+	// export's `Pds-Changes-Cursor`. Every answer issues its `next` anew, so a follower that keeps
+	// polling never expires.
+	//
+	// `next` is always a cursor: past the last item, or, when there is none, at the same place,
+	// to pass back. It never runs ahead of a change that can still commit before it, under
+	// concurrent writers, on any instance and through a transaction-mode pooler (on PostgreSQL a
+	// change is read once its transaction has committed, and one that commits late comes after
+	// the changes read meanwhile); a change committed before the request began is in its answer
+	// or in a page after it. Each item's `cursor` resumes right after that item.
+	//
+	// With `wait`, a read that finds nothing after its cursor holds until a change commits (by
+	// any instance; it answers within about a second of it) or the time is up, then answers 200,
+	// with no items and a `next` at the same place when nothing came. A waiting read counts once
+	// against the key's rate limit; at most 10 reads of one key wait at once on an instance, and
+	// one more is answered 429 with `Retry-After`. A cursor of another account's feed is a 400
+	// naming `after`, as is one that does not parse.
+	//
+	// Corresponds with GET /persons/changes (the `ListPersonChanges` operationId).
+	ListPersonChanges(ctx context.Context, params *ListPersonChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExportPersons Export every person as JSON lines
 	//
 	// Streams every person of the account as `application/x-ndjson`: one compact person (the
 	// `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
-	// reads the account a chunk at a time as it sends, in constant memory, so a person changed
-	// during the export may appear in its newer state; each person appears once.
+	// reads the account a chunk at a time as it sends, in constant memory; each person appears
+	// once, as it stood when the export began.
+	//
+	// The whole export reads one snapshot of the account, taken before its first line; its
+	// `Pds-Changes-Cursor` header is that snapshot's position in the change feed (List Person
+	// Changes): following the feed from it returns every change committed after the snapshot and
+	// none before it. Take a snapshot, then follow. (An export resumed with `after` reads a
+	// snapshot of its own: follow from the cursor of its first part.)
 	//
 	// `updated_since` (any age: no 30-day bound here) keeps persons last seen at or after it;
 	// `tag_ids` keeps persons holding ALL the listed live tags (as in List Persons; an unknown
@@ -3912,12 +4002,63 @@ func (c *Client) UpsertPersons(ctx context.Context, body UpsertPersonsJSONReques
 	return c.Client.Do(req)
 }
 
+// ListPersonChanges Follow every person change with a cursor
+//
+// The change feed holds one entry per person at its latest change, in the order the changes
+// committed: a person changed again moves to the end, its earlier entry gone. A reader that
+// starts anywhere and follows `next` until `has_more` is false has seen every person whose
+// state changed after its cursor, once, in its state at read time.
+//
+// What moves a person: its creation (an upsert, a batch, an import, a breadcrumb that creates
+// it), a change of its attributes, identifiers or custom values, a tag attached or detached,
+// and its erasure. A batch or an import moves its persons in the order of its items. A
+// breadcrumb appended to an existing person does not move it (activity is List
+// Breadcrumbs'), nor does a write that changes nothing. An erased person becomes a tombstone:
+// `deleted` with its id and time only, never an identifier or an attribute. Tombstones are
+// kept for the server's `--change-retention` (30 days by default); a cursor issued longer
+// ago is answered 410 (`urn:pds:problem:cursor_expired`): export again and follow from the
+// export's `Pds-Changes-Cursor`. Every answer issues its `next` anew, so a follower that keeps
+// polling never expires.
+//
+// `next` is always a cursor: past the last item, or, when there is none, at the same place,
+// to pass back. It never runs ahead of a change that can still commit before it, under
+// concurrent writers, on any instance and through a transaction-mode pooler (on PostgreSQL a
+// change is read once its transaction has committed, and one that commits late comes after
+// the changes read meanwhile); a change committed before the request began is in its answer
+// or in a page after it. Each item's `cursor` resumes right after that item.
+//
+// With `wait`, a read that finds nothing after its cursor holds until a change commits (by
+// any instance; it answers within about a second of it) or the time is up, then answers 200,
+// with no items and a `next` at the same place when nothing came. A waiting read counts once
+// against the key's rate limit; at most 10 reads of one key wait at once on an instance, and
+// one more is answered 429 with `Retry-After`. A cursor of another account's feed is a 400
+// naming `after`, as is one that does not parse.
+//
+// Corresponds with GET /persons/changes (the `ListPersonChanges` operationId).
+func (c *Client) ListPersonChanges(ctx context.Context, params *ListPersonChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPersonChangesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExportPersons Export every person as JSON lines
 //
 // Streams every person of the account as `application/x-ndjson`: one compact person (the
 // `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
-// reads the account a chunk at a time as it sends, in constant memory, so a person changed
-// during the export may appear in its newer state; each person appears once.
+// reads the account a chunk at a time as it sends, in constant memory; each person appears
+// once, as it stood when the export began.
+//
+// The whole export reads one snapshot of the account, taken before its first line; its
+// `Pds-Changes-Cursor` header is that snapshot's position in the change feed (List Person
+// Changes): following the feed from it returns every change committed after the snapshot and
+// none before it. Take a snapshot, then follow. (An export resumed with `after` reads a
+// snapshot of its own: follow from the cursor of its first part.)
 //
 // `updated_since` (any age: no 30-day bound here) keeps persons last seen at or after it;
 // `tag_ids` keeps persons holding ALL the listed live tags (as in List Persons; an unknown
@@ -5586,6 +5727,84 @@ func NewUpsertPersonsRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListPersonChangesRequest constructs an http.Request for the ListPersonChanges method
+func NewListPersonChangesRequest(server string, params *ListPersonChangesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/persons/changes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := url.Values{}
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Size != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "size", *params.Size, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7273,12 +7492,55 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /persons/batch (the `UpsertPersons` operationId).
 	UpsertPersonsWithResponse(ctx context.Context, body UpsertPersonsJSONRequestBody, reqEditors ...RequestEditorFn) (*UpsertPersonsResponse, error)
 
+	// ListPersonChangesWithResponse Follow every person change with a cursor
+	//
+	// The change feed holds one entry per person at its latest change, in the order the changes
+	// committed: a person changed again moves to the end, its earlier entry gone. A reader that
+	// starts anywhere and follows `next` until `has_more` is false has seen every person whose
+	// state changed after its cursor, once, in its state at read time.
+	//
+	// What moves a person: its creation (an upsert, a batch, an import, a breadcrumb that creates
+	// it), a change of its attributes, identifiers or custom values, a tag attached or detached,
+	// and its erasure. A batch or an import moves its persons in the order of its items. A
+	// breadcrumb appended to an existing person does not move it (activity is List
+	// Breadcrumbs'), nor does a write that changes nothing. An erased person becomes a tombstone:
+	// `deleted` with its id and time only, never an identifier or an attribute. Tombstones are
+	// kept for the server's `--change-retention` (30 days by default); a cursor issued longer
+	// ago is answered 410 (`urn:pds:problem:cursor_expired`): export again and follow from the
+	// export's `Pds-Changes-Cursor`. Every answer issues its `next` anew, so a follower that keeps
+	// polling never expires.
+	//
+	// `next` is always a cursor: past the last item, or, when there is none, at the same place,
+	// to pass back. It never runs ahead of a change that can still commit before it, under
+	// concurrent writers, on any instance and through a transaction-mode pooler (on PostgreSQL a
+	// change is read once its transaction has committed, and one that commits late comes after
+	// the changes read meanwhile); a change committed before the request began is in its answer
+	// or in a page after it. Each item's `cursor` resumes right after that item.
+	//
+	// With `wait`, a read that finds nothing after its cursor holds until a change commits (by
+	// any instance; it answers within about a second of it) or the time is up, then answers 200,
+	// with no items and a `next` at the same place when nothing came. A waiting read counts once
+	// against the key's rate limit; at most 10 reads of one key wait at once on an instance, and
+	// one more is answered 429 with `Retry-After`. A cursor of another account's feed is a 400
+	// naming `after`, as is one that does not parse.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /persons/changes (the `ListPersonChanges` operationId).
+	ListPersonChangesWithResponse(ctx context.Context, params *ListPersonChangesParams, reqEditors ...RequestEditorFn) (*ListPersonChangesResponse, error)
+
 	// ExportPersonsWithResponse Export every person as JSON lines
 	//
 	// Streams every person of the account as `application/x-ndjson`: one compact person (the
 	// `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
-	// reads the account a chunk at a time as it sends, in constant memory, so a person changed
-	// during the export may appear in its newer state; each person appears once.
+	// reads the account a chunk at a time as it sends, in constant memory; each person appears
+	// once, as it stood when the export began.
+	//
+	// The whole export reads one snapshot of the account, taken before its first line; its
+	// `Pds-Changes-Cursor` header is that snapshot's position in the change feed (List Person
+	// Changes): following the feed from it returns every change committed after the snapshot and
+	// none before it. Take a snapshot, then follow. (An export resumed with `after` reads a
+	// snapshot of its own: follow from the cursor of its first part.)
 	//
 	// `updated_since` (any age: no 30-day bound here) keeps persons last seen at or after it;
 	// `tag_ids` keeps persons holding ALL the listed live tags (as in List Persons; an unknown
@@ -9537,6 +9799,133 @@ func (r UpsertPersonsResponse) ContentType() string {
 	return ""
 }
 
+// ListPersonChangesResponse200Headers the declared response headers of an HTTP 200 response for ListPersonChanges
+type ListPersonChangesResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestID      *string
+}
+
+// ListPersonChangesResponse401Headers the declared response headers of an HTTP 401 response for ListPersonChanges
+type ListPersonChangesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListPersonChangesResponse429Headers the declared response headers of an HTTP 429 response for ListPersonChanges
+type ListPersonChangesResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// ListPersonChangesResponse503Headers the declared response headers of an HTTP 503 response for ListPersonChanges
+type ListPersonChangesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListPersonChangesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PersonChanges
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationProblemJSON410 *Problem
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPersonChangesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPersonChangesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPersonChangesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPersonChangesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPersonChangesResponse) GetJSON200() *PersonChanges {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListPersonChangesResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPersonChangesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListPersonChangesResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r ListPersonChangesResponse) GetApplicationProblemJSON410() *Problem {
+	return r.ApplicationProblemJSON410
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListPersonChangesResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListPersonChangesResponse) GetApplicationProblemJSON500() *ServerError {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPersonChangesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPersonChangesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPersonChangesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPersonChangesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPersonChangesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportPersonsResponse200Headers the declared response headers of an HTTP 200 response for ExportPersons
+type ExportPersonsResponse200Headers struct {
+	PdsChangesCursor *string
+}
+
 // ExportPersonsResponse401Headers the declared response headers of an HTTP 401 response for ExportPersons
 type ExportPersonsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -9569,6 +9958,8 @@ type ExportPersonsResponse struct {
 	ApplicationProblemJSON500 *ServerError
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportPersonsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ExportPersonsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -12997,12 +13388,61 @@ func (c *ClientWithResponses) UpsertPersonsWithResponse(ctx context.Context, bod
 	return ParseUpsertPersonsResponse(rsp)
 }
 
+// ListPersonChangesWithResponse Follow every person change with a cursor
+//
+// The change feed holds one entry per person at its latest change, in the order the changes
+// committed: a person changed again moves to the end, its earlier entry gone. A reader that
+// starts anywhere and follows `next` until `has_more` is false has seen every person whose
+// state changed after its cursor, once, in its state at read time.
+//
+// What moves a person: its creation (an upsert, a batch, an import, a breadcrumb that creates
+// it), a change of its attributes, identifiers or custom values, a tag attached or detached,
+// and its erasure. A batch or an import moves its persons in the order of its items. A
+// breadcrumb appended to an existing person does not move it (activity is List
+// Breadcrumbs'), nor does a write that changes nothing. An erased person becomes a tombstone:
+// `deleted` with its id and time only, never an identifier or an attribute. Tombstones are
+// kept for the server's `--change-retention` (30 days by default); a cursor issued longer
+// ago is answered 410 (`urn:pds:problem:cursor_expired`): export again and follow from the
+// export's `Pds-Changes-Cursor`. Every answer issues its `next` anew, so a follower that keeps
+// polling never expires.
+//
+// `next` is always a cursor: past the last item, or, when there is none, at the same place,
+// to pass back. It never runs ahead of a change that can still commit before it, under
+// concurrent writers, on any instance and through a transaction-mode pooler (on PostgreSQL a
+// change is read once its transaction has committed, and one that commits late comes after
+// the changes read meanwhile); a change committed before the request began is in its answer
+// or in a page after it. Each item's `cursor` resumes right after that item.
+//
+// With `wait`, a read that finds nothing after its cursor holds until a change commits (by
+// any instance; it answers within about a second of it) or the time is up, then answers 200,
+// with no items and a `next` at the same place when nothing came. A waiting read counts once
+// against the key's rate limit; at most 10 reads of one key wait at once on an instance, and
+// one more is answered 429 with `Retry-After`. A cursor of another account's feed is a 400
+// naming `after`, as is one that does not parse.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /persons/changes (the `ListPersonChanges` operationId).
+func (c *ClientWithResponses) ListPersonChangesWithResponse(ctx context.Context, params *ListPersonChangesParams, reqEditors ...RequestEditorFn) (*ListPersonChangesResponse, error) {
+	rsp, err := c.ListPersonChanges(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPersonChangesResponse(rsp)
+}
+
 // ExportPersonsWithResponse Export every person as JSON lines
 //
 // Streams every person of the account as `application/x-ndjson`: one compact person (the
 // `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
-// reads the account a chunk at a time as it sends, in constant memory, so a person changed
-// during the export may appear in its newer state; each person appears once.
+// reads the account a chunk at a time as it sends, in constant memory; each person appears
+// once, as it stood when the export began.
+//
+// The whole export reads one snapshot of the account, taken before its first line; its
+// `Pds-Changes-Cursor` header is that snapshot's position in the change feed (List Person
+// Changes): following the feed from it returns every change committed after the snapshot and
+// none before it. Take a snapshot, then follow. (An export resumed with `after` reads a
+// snapshot of its own: follow from the cursor of its first part.)
 //
 // `updated_since` (any age: no 30-day bound here) keeps persons last seen at or after it;
 // `tag_ids` keeps persons holding ALL the listed live tags (as in List Persons; an unknown
@@ -15626,6 +16066,152 @@ func ParseUpsertPersonsResponse(rsp *http.Response) (*UpsertPersonsResponse, err
 	return response, nil
 }
 
+// ParseListPersonChangesResponse parses an HTTP response from a ListPersonChangesWithResponse call
+func ParseListPersonChangesResponse(rsp *http.Response) (*ListPersonChangesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPersonChangesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PersonChanges
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPersonChangesResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPersonChangesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPersonChangesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPersonChangesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseExportPersonsResponse parses an HTTP response from a ExportPersonsWithResponse call
 func ParseExportPersonsResponse(rsp *http.Response) (*ExportPersonsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15685,6 +16271,16 @@ func ParseExportPersonsResponse(rsp *http.Response) (*ExportPersonsResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportPersonsResponse200Headers
+		if values := rsp.Header.Values("Pds-Changes-Cursor"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Pds-Changes-Cursor", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PdsChangesCursor = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers ExportPersonsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {

@@ -525,6 +525,33 @@ func TestClientEndToEnd(t *testing.T) {
 		back, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{Email: client.Set("erase@example.com")})
 		want(t, "upsert a lifted email", back, err, 201)
 
+		// Export, then follow: the feed from the export's cursor holds
+		// the change made after it, and nothing the export held.
+		snapshot, err := c.ClientInterface.(*client.Client).ExportPersons(ctx, &client.ExportPersonsParams{})
+		if err != nil || snapshot.StatusCode != 200 {
+			t.Fatalf("export: %v %v", snapshot, err)
+		}
+		exportCursor := snapshot.Header.Get("Pds-Changes-Cursor")
+		snapshot.Body.Close()
+		changed, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{ExternalID: client.Set("followed")})
+		want(t, "upsert after the export", changed, err, 201)
+		follow, stopFollowing := context.WithCancel(ctx)
+		var followed []string
+		for change, err := range c.FollowChanges(follow, exportCursor, 1) {
+			if err != nil {
+				t.Fatalf("follow the feed: %v", err)
+			}
+			if change.Person == nil || change.Cursor == "" {
+				t.Fatalf("a change without its person or cursor: %+v", change)
+			}
+			followed = append(followed, change.Person.ID)
+			stopFollowing()
+		}
+		stopFollowing()
+		if !slices.Equal(followed, []string{changed.JSON201.ID}) {
+			t.Fatalf("followed %v from the export's cursor, want the one change after it", followed)
+		}
+
 		doc, err := apitest.Document()
 		if err != nil {
 			t.Fatal(err)

@@ -54,9 +54,32 @@ var Dialect = sqlstore.Dialect{
 	RowValueRanges: true,
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
-	Unavailable:  unavailable,
-	NoPrimary:    noPrimary,
-	Writable:     writable,
+	// A batch is the transactions the cut sees and the base did not: those
+	// the base saw running (its xip) and those after its xmax (migration
+	// 00240); each branch walks person_changes_order from the position.
+	Changes: sqlstore.ChangeFeed{
+		Page: `WITH b AS (SELECT COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot AS base, $3::pg_snapshot AS cut)
+		SELECT person_id, xid::text, seq, changed_at, deleted, merged_into FROM (
+			(SELECT c.* FROM person_changes c, b WHERE c.account_id = $1
+				AND c.xid = ANY (ARRAY(SELECT pg_snapshot_xip(b.base))) AND pg_visible_in_snapshot(c.xid, b.cut)
+				AND (c.xid, c.seq) > ($4::xid8, $5) ORDER BY c.xid, c.seq LIMIT $6)
+			UNION ALL
+			(SELECT c.* FROM person_changes c, b WHERE c.account_id = $1
+				AND c.xid >= pg_snapshot_xmax(b.base) AND c.xid < pg_snapshot_xmax(b.cut) AND pg_visible_in_snapshot(c.xid, b.cut)
+				AND (c.xid, c.seq) > ($4::xid8, $5) ORDER BY c.xid, c.seq LIMIT $6)
+		) e ORDER BY xid, seq LIMIT $6`,
+		Cut: `SELECT pg_current_snapshot()::text`,
+		// The reader's snapshot: what it saw is behind, what it did not
+		// see (running, or later) ahead.
+		Head: `SELECT pg_current_snapshot()::text, -1 WHERE $1 = $1`,
+		// The transaction's own entries, numbered as one statement's.
+		Reorder: []string{`UPDATE person_changes c SET seq = (SELECT nextval('person_change_seq')) * 16777216 + j.ord
+			FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS j(id, ord)
+			WHERE c.account_id = $1 AND c.person_id = j.id AND c.xid = pg_current_xact_id()`},
+	},
+	Unavailable: unavailable,
+	NoPrimary:   noPrimary,
+	Writable:    writable,
 	// A transactional message writes a WAL record and takes a transaction
 	// id, so its commit waits for the synchronous standbys (an id alone
 	// writes nothing, and waits for nothing); it changes no table.

@@ -49,6 +49,19 @@ var Dialect = sqlstore.Dialect{
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,
-	Unavailable:  unavailable,
-	Conflict:     conflict,
+	// One writer: its numbers are commit order, and every change
+	// committed is passed.
+	Changes: sqlstore.ChangeFeed{
+		Page: `SELECT person_id, '0', seq, changed_at, deleted, merged_into FROM person_changes
+			WHERE account_id = $1 AND seq > $5 ORDER BY seq LIMIT $6`,
+		Cut:  `SELECT ''`,
+		Head: `SELECT '', COALESCE(MAX(seq), 0) FROM person_changes WHERE account_id = $1`,
+		Reorder: []string{
+			`UPDATE person_changes SET seq = (SELECT n FROM change_seq) + 1 + j.key FROM json_each($2) j
+			WHERE person_changes.account_id = $1 AND person_changes.person_id = j.value`,
+			`UPDATE change_seq SET n = n + json_array_length($2) WHERE $1 = $1`,
+		},
+	},
+	Unavailable: unavailable,
+	Conflict:    conflict,
 }

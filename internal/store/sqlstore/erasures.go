@@ -102,6 +102,9 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 	if _, err := q.exec(ctx, `DELETE FROM persons WHERE account_id = $1 AND id = $2`, accountID, personID); err != nil {
 		return domain.Erasure{}, false, err
 	}
+	if err := stampTombstone(ctx, q, accountID, personID, now); err != nil {
+		return domain.Erasure{}, false, err
+	}
 	if _, err := q.exec(ctx, `INSERT INTO timeline_deltas (account_id, series, key, at_ms, n) VALUES ($1, 'persons', '', $2, -1)`,
 		accountID, lastSeen); err != nil {
 		return domain.Erasure{}, false, err

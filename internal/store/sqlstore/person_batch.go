@@ -91,10 +91,16 @@ func (s *Store) upsertBatch(ctx context.Context, accountID string, items []domai
 		}
 		if !isolated {
 			if done, err := s.createTogether(ctx, q, accountID, items, w, results); done || err != nil {
-				return err
+				if err != nil {
+					return err
+				}
+				return reorderChanges(ctx, q, accountID, changedInOrder(results))
 			}
 		}
-		return s.upsertItems(ctx, q, accountID, items, w, results, isolated)
+		if err := s.upsertItems(ctx, q, accountID, items, w, results, isolated); err != nil {
+			return err
+		}
+		return reorderChanges(ctx, q, accountID, changedInOrder(results))
 	})
 	return results, err
 }

@@ -20,20 +20,28 @@ import (
 // persons of the chunk: three statements a chunk (and JoinsAsWritten), where reading them a
 // List page at a time (attachDetails) took twenty-one.
 func (s *Store) ExportPersons(ctx context.Context, accountID string, sel domain.PersonExport, limit int) ([]domain.Person, error) {
+	// One snapshot per chunk, so that each person's tags and values are
+	// those of the row read; OpenExport reads every chunk in one.
+	var persons []domain.Person
+	err := s.inReadTx(ctx, func(q querier) (err error) {
+		persons, err = s.exportChunk(ctx, q, accountID, sel, limit)
+		return err
+	})
+	return persons, err
+}
+
+// exportChunk reads one chunk of an export, and its details, in q's
+// transaction.
+func (s *Store) exportChunk(ctx context.Context, q querier, accountID string, sel domain.PersonExport, limit int) ([]domain.Person, error) {
 	var args sqlArgs
 	account := args.add(accountID)
 	query := `SELECT ` + personColumns + ` FROM persons p WHERE ` + s.exportRange(&args, account, sel, "") +
 		` ORDER BY p.account_id, p.id LIMIT ` + args.add(limit)
-	// One snapshot per chunk, so that each person's tags and values are
-	// those of the row read.
-	var persons []domain.Person
-	err := s.inReadTx(ctx, func(q querier) (err error) {
-		if persons, err = queryAll(ctx, q, scanPerson, query, args...); err != nil {
-			return err
-		}
-		return s.exportDetails(ctx, q, accountID, sel, persons)
-	})
-	return persons, err
+	persons, err := queryAll(ctx, q, scanPerson, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return persons, s.exportDetails(ctx, q, accountID, sel, persons)
 }
 
 // exportRange is the condition on persons p of an export: the account's

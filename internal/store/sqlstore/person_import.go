@@ -176,6 +176,9 @@ type personImporter struct {
 	written, nextAnalyze int
 	// foldsHeld says the import holds Dialect.SerialFold.
 	foldsHeld bool
+	// changed lists the persons the chunk created or changed, in the
+	// order of its lines, for the change feed (reorderChanges).
+	changed []string
 }
 
 // newPerson is a person a line creates, waiting to be written.
@@ -241,6 +244,10 @@ func (im *personImporter) chunk() error {
 	if err := im.flush(); err != nil {
 		return err
 	}
+	if err := reorderChanges(im.ctx, im.q, im.accountID, im.changed); err != nil {
+		return err
+	}
+	im.changed = im.changed[:0]
 	if im.written >= im.nextAnalyze {
 		im.nextAnalyze = 2 * im.written
 		return im.s.analyzePersons(im.ctx, im.q)
@@ -292,8 +299,10 @@ func (im *personImporter) line(rec store.PersonImport) error {
 		if err != nil {
 			return fail(err)
 		}
-		im.pending = append(im.pending, newPerson{line: rec.Line, id: im.ids.next(), values: values, tags: tags,
+		id := im.ids.next()
+		im.pending = append(im.pending, newPerson{line: rec.Line, id: id, values: values, tags: tags,
 			attrs: attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}})
+		im.changed = append(im.changed, id)
 		im.counts.Created++
 		return nil
 	}
@@ -320,8 +329,10 @@ func (im *personImporter) line(rec store.PersonImport) error {
 	case createdNew:
 		im.counts.Created++
 		im.written++
+		im.changed = append(im.changed, id)
 	case changed:
 		im.counts.Updated++
+		im.changed = append(im.changed, id)
 	default:
 		im.counts.Unchanged++
 	}

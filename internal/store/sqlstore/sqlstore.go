@@ -178,6 +178,9 @@ type Dialect struct {
 	// while every other write of the account goes on (see lockAccount).
 	// Empty where write transactions are exclusive already.
 	AccountLock string
+	// Changes places and passes the entries of the change feed
+	// (person_changes.go).
+	Changes ChangeFeed
 	// Unavailable names the fault an error of the engine's driver reports
 	// when the database cannot serve for now (unreachable, out of disk,
 	// too slow), or "" when the error is anything else (see Classify).

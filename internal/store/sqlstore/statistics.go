@@ -10,9 +10,10 @@ import (
 // personImportTables are the tables pds import persons writes: the persons
 // and their values, links and outbox rows; the tag bits and timeline deltas
 // it writes itself (writeDerived) or its matched lines' triggers write; and
-// the timeline counts its fold moves the deltas into.
+// the timeline counts its fold moves the deltas into; the change feed,
+// which every person written enters.
 var personImportTables = []string{"persons", "person_field_values", "person_tags", "bursts",
-	"tag_bits", "tag_bit_deltas", "timeline_deltas", "timeline_counts"}
+	"tag_bits", "tag_bit_deltas", "timeline_deltas", "timeline_counts", "person_changes"}
 
 // personImportTablesOf is personImportTables and, where the dialect keeps
 // one, the table its triggers write as they write persons (SeenOrder).
