@@ -170,8 +170,8 @@ func TestExportPersonsParameters(t *testing.T) {
 }
 
 // exportProbe is a store whose export chunks the test watches: the second
-// chunk waits until the request's context ends (a client gone), or fails
-// at once when failFirst is set.
+// chunk waits until the request's context ends (a client gone), or the
+// first fails at once when failFirst is set.
 type exportProbe struct {
 	store.Store
 	calls     atomic.Int32
@@ -180,7 +180,22 @@ type exportProbe struct {
 	ended     chan error
 }
 
-func (s *exportProbe) ExportPersons(ctx context.Context, accountID string, sel domain.PersonExport, limit int) ([]domain.Person, error) {
+func (s *exportProbe) OpenExport(ctx context.Context, accountID string) (store.PersonExport, error) {
+	exp, err := s.Store.OpenExport(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return &probedExport{PersonExport: exp, probe: s}, nil
+}
+
+// probedExport reads the chunks of one export for exportProbe.
+type probedExport struct {
+	store.PersonExport
+	probe *exportProbe
+}
+
+func (e *probedExport) Read(ctx context.Context, sel domain.PersonExport, limit int) ([]domain.Person, error) {
+	s := e.probe
 	n := s.calls.Add(1)
 	switch {
 	case s.failFirst:
@@ -196,7 +211,7 @@ func (s *exportProbe) ExportPersons(ctx context.Context, accountID string, sel d
 			return nil, errors.New("timeout")
 		}
 	}
-	return s.Store.ExportPersons(ctx, accountID, sel, limit)
+	return e.PersonExport.Read(ctx, sel, limit)
 }
 
 // TestExportPersonsClientGoesAway: a client that disconnects mid-stream
