@@ -141,34 +141,21 @@ func TestChangeFeedWaits(t *testing.T) {
 		answered := make(chan changesView, domain.MaxChangesWaiters)
 		for range domain.MaxChangesWaiters {
 			wg.Go(func() {
-				// Refused while the probe below holds a place: it tries
-				// again until it waits.
-				for {
-					res := env.Get(key, "/persons/changes?wait=30&after="+url.QueryEscape(empty.Next))
-					if res.Status == 429 {
-						time.Sleep(10 * time.Millisecond)
-						continue
-					}
-					var page changesView
-					res.Want(200).JSON(&page)
-					answered <- page
-					return
-				}
+				var page changesView
+				env.Get(key, "/persons/changes?wait=30&after="+url.QueryEscape(empty.Next)).Want(200).JSON(&page)
+				answered <- page
 			})
 		}
-		// One more read is refused once the ten wait: then they all do.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			res := env.Get(key, "/persons/changes?wait=1&after="+url.QueryEscape(empty.Next))
-			if res.Status == 429 {
-				if res.Header.Get("Retry-After") == "" {
-					t.Fatal("a 429 without Retry-After")
-				}
-				break
-			}
+		// Once the ten wait, one more read that would wait is refused.
+		for deadline := time.Now().Add(30 * time.Second); env.Server.ChangeWaiting() < domain.MaxChangesWaiters; {
 			if time.Now().After(deadline) {
-				t.Fatal("ten reads did not wait at once")
+				t.Fatalf("%d reads wait after 30 s, want %d", env.Server.ChangeWaiting(), domain.MaxChangesWaiters)
 			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		refused := env.Get(key, "/persons/changes?wait=1&after="+url.QueryEscape(empty.Next)).Want(429)
+		if refused.Header.Get("Retry-After") == "" {
+			t.Fatal("a 429 without Retry-After")
 		}
 		wrote := time.Now()
 		other.Post(other.Key(acc), "/persons", map[string]any{"external_id": "late"}).Want(201)
