@@ -148,14 +148,20 @@ func TestConsoleInChromium(t *testing.T) {
 
 		// Persons: the window, a tag filter, a lookup.
 		b.open(e.url, "/console/persons")
-		b.wantText("the persons", "30 seen within the last 30 days", "person.1@example.org")
+		// Newest first: Ada, seen last, then the others in turn.
+		b.wantText("the persons", "30 seen within the last 30 days", "person.29@example.org")
 		b.check("persons")
 		b.do("filter by VIP", chromedp.Click(chromedp.CSS(`input[name=tag_ids][value="`+s.vip.ID+`"]`)))
 		b.submit("show", `form[aria-label="Find persons"] button[type=submit]`)
 		b.wantText("the VIP filter", "10 seen within")
 		b.set("email", "ada@example.org")
-		b.submit("look up", `form[aria-label="Find persons"] button[type=submit]`)
-		b.wantText("the lookup", "1 found", "ada@example.org")
+		b.submit("search", `form[aria-label="Search persons"] button[type=submit]`)
+		b.wantText("the search by email", "1 found", "ada@example.org")
+		b.check("persons-search")
+		b.open(e.url, "/console/persons")
+		b.set("external_id", "crm-0")
+		b.submit("search", `form[aria-label="Search persons"] button[type=submit]`)
+		b.wantText("the search by external id", "1 found", "ada@example.org")
 
 		// A person: open, edit (refused, then saved), attach a tag.
 		b.submit("open Ada", `main table a[href="/console/persons/`+s.ada.ID+`"]`)
@@ -386,6 +392,24 @@ func erasureFlow(t *testing.T, e *env, b *tab, s seeded) {
 	b.open(e.url, "/console/suppressions")
 	b.wantText("the suppressions", fmt.Sprintf("%d suppressions", total), sups[0].Hash, sups[0].Kind)
 	b.check("suppressions")
+	// Found by the identifier it suppresses, posted, never in the URL.
+	b.do("choose email", chromedp.SetValue(chromedp.ID("kind"), "email"))
+	b.set("identifier", "Ada@Example.org")
+	b.submit("search the suppressions", `form[aria-label="Search suppressions"] button[type=submit]`)
+	b.wantText("the suppression found", "1 suppression of that email")
+	b.check("suppressions-search")
+	address, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToLower(address), "ada") {
+		t.Errorf("the search put the identifier in the address: %s", address)
+	}
+	b.set("identifier", "not an address")
+	b.submit("search the suppressions", `form[aria-label="Search suppressions"] button[type=submit]`)
+	b.wantText("the refused search", "Bad Request (400)", "is not an email address")
+	b.check("suppressions-search-refused")
+	b.open(e.url, "/console/suppressions")
 	b.submit("lift", `form[action="/console/suppressions/`+sups[0].ID+`/lift"] button[type=submit]`)
 	b.wantText("the lifted suppression", "Suppression lifted", fmt.Sprintf("%d suppressions", total-1))
 	if strings.Contains(b.text(), sups[0].Hash) {

@@ -1,10 +1,14 @@
 package console
 
 import (
+	"errors"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
+	"github.com/pds-dev/pds/internal/problems"
 	"github.com/pds-dev/pds/internal/service"
 )
 
@@ -16,6 +20,11 @@ func (s *Server) erasureRoutes() {
 	s.page("GET "+Prefix+"/persons/{person_id}/erase", domain.ScopePersonsErase, s.confirmErase)
 	s.action("POST "+Prefix+"/persons/{person_id}/erase", domain.ScopePersonsErase, s.erasePerson)
 	s.page("GET "+Prefix+"/suppressions", domain.ScopePersonsErase, s.suppressions)
+	// A search posts its identifier, behind the form token, so that it
+	// stays out of the address bar, the browser's history and any log of
+	// URLs: the identifier of an erased person is what suppression keeps
+	// out of clear text.
+	s.action("POST "+Prefix+"/suppressions", domain.ScopePersonsErase, s.searchSuppressions)
 	s.action("POST "+Prefix+"/suppressions/{id}/lift", domain.ScopePersonsErase, s.liftSuppression)
 }
 
@@ -129,24 +138,114 @@ type suppressionsView struct {
 	Suppressions []domain.Suppression
 	Total        int
 	Prev, Next   string
+	// Kinds are the identifiers a search may name; Kind and Searched
+	// say what the shown search was for (never the identifier itself,
+	// which the page does not send back).
+	Kinds    []string
+	Kind     string
+	Searched bool
+	// KeyNames name the keys that made the suppressions shown.
+	KeyNames map[string]string
 }
 
 // suppressions lists the account's suppressions, newest first, as GET
 // /suppressions pages them: the keyed hash (never the identifier), its
-// kind, when and by which key; each may be lifted.
+// kind, when and by which key (by its name); each may be lifted.
 func (s *Server) suppressions(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	q := values(r)
 	pr, err := params.Page(q)
 	if err != nil {
 		return err
 	}
-	var sv suppressionsView
+	sv := suppressionsView{Kinds: domain.SuppressionKinds, Kind: domain.SuppressEmail}
 	if sv.Suppressions, sv.Total, err = s.store.ListSuppressions(r.Context(), v.key.AccountID, pr); err != nil {
+		return err
+	}
+	if sv.KeyNames, err = s.keyNames(r, v); err != nil {
 		return err
 	}
 	sv.Prev, sv.Next = pageLinks(Prefix+"/suppressions", q, pr, sv.Total)
 	s.render(w, r, v, http.StatusOK, "suppressions", "Suppressions", sv)
 	return nil
+}
+
+// searchSuppressions shows the suppressions of one identifier, found as
+// GET /suppressions?<kind>=<identifier> finds them (service.SuppressionLookup,
+// then the store's hashed lookup): the form names the kind and the
+// identifier; a refused identifier is shown beside the field.
+func (s *Server) searchSuppressions(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	form := values(r)
+	sv := suppressionsView{Kinds: domain.SuppressionKinds, Kind: form.Get("kind"), Searched: true}
+	found, err := s.findSuppressions(r, v, form)
+	var refused *domain.ValidationError
+	if err != nil && !errors.As(err, &refused) {
+		return err
+	}
+	sv.Suppressions, sv.Total = found, len(found)
+	if sv.KeyNames, err = s.keyNames(r, v); err != nil {
+		return err
+	}
+	if refused != nil {
+		s.renderProblem(w, r, v, problems.For(refused), "suppressions", "Suppressions", sv)
+		return nil
+	}
+	s.render(w, r, v, http.StatusOK, "suppressions", "Suppressions", sv)
+	return nil
+}
+
+// findSuppressions reads the search form's kind and identifier: a 400
+// (pointed at the form's field) when either is not one.
+func (s *Server) findSuppressions(r *http.Request, v *viewer, form url.Values) ([]domain.Suppression, error) {
+	kind, err := params.Enum(form, "kind", domain.SuppressionKinds)
+	if err != nil {
+		return nil, err
+	}
+	if kind == nil {
+		return nil, domain.ParamError("kind", "Choose which identifier to look up: one of %s.", strings.Join(domain.SuppressionKinds, ", "))
+	}
+	identifier, err := params.NonEmpty(form, "identifier")
+	if identifier == nil && err == nil {
+		err = domain.ParamError("identifier", "Type the %s to look up.", *kind)
+	}
+	values, _, err := service.SuppressionLookup(map[string]service.Param[string]{*kind: {Value: identifier, Err: err}})
+	if err != nil {
+		return nil, asField(err, "identifier")
+	}
+	return s.store.FindSuppressions(r.Context(), v.key.AccountID, values)
+}
+
+// asField points a 400 about the lookup's parameters at one form field,
+// where the console shows it.
+func asField(err error, field string) error {
+	var ve *domain.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	out := &domain.ValidationError{Detail: ve.Detail}
+	for _, e := range ve.Errors {
+		if e.Parameter != "" && e.Parameter != "kind" {
+			e.Parameter = field
+		}
+		out.Errors = append(out.Errors, e)
+	}
+	return out
+}
+
+// keyNames names the account's keys, for the suppressions' "by key"
+// column: a key's name, else its prefix (a key minted without a name).
+func (s *Server) keyNames(r *http.Request, v *viewer) (map[string]string, error) {
+	keys, err := s.store.ListKeys(r.Context(), v.key.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]string, len(keys))
+	for _, k := range keys {
+		names[k.ID] = k.Prefix + "…" + k.LastFour
+		if k.Name != nil && *k.Name != "" {
+			names[k.ID] = *k.Name
+		}
+	}
+	return names, nil
 }
 
 // liftSuppression lifts one suppression, as DELETE /suppressions/{id}

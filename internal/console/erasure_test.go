@@ -200,7 +200,7 @@ func TestEraseWithSuppressionThenLift(t *testing.T) {
 		}
 		screen := b.get("/console/suppressions")
 		for _, s := range sups {
-			if !strings.Contains(screen.body, s.Hash) || !strings.Contains(screen.body, s.Kind) || !strings.Contains(screen.body, key.ID) {
+			if !strings.Contains(screen.body, s.Hash) || !strings.Contains(screen.body, s.Kind) || !strings.Contains(screen.body, key.Prefix) {
 				t.Errorf("the suppressions screen does not list %+v", s)
 			}
 		}

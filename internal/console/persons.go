@@ -49,8 +49,8 @@ type personsView struct {
 }
 
 // persons lists persons in List Persons' two modes: the window of persons
-// seen since a time (with a tag filter), or a lookup by email or
-// external_id. It reads its parameters and selects exactly as the API does
+// seen since a time (with a tag filter), newest first, or a lookup by email
+// or external_id. It reads its parameters and selects exactly as the API does
 // (params, service.SelectPersons), so its totals and pages are the API's.
 func (s *Server) persons(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	q := values(r)
@@ -91,6 +91,10 @@ func (s *Server) persons(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	if err != nil {
 		return err
 	}
+	// Newest first: a person looks here for who was active lately, and
+	// with many persons the API's ascending order put them on the last
+	// page.
+	sel.NewestFirst = true
 	pv.Lookup = sel.Mode != domain.PersonWindow
 	pv.Email, pv.ExternalID, pv.TagIDs = derefOr(email), derefOr(ext), tagIDs
 	ctx := r.Context()

@@ -61,13 +61,20 @@ type Suppression struct {
 type SuppressedError struct {
 	Kind    string
 	Pointer string
+	// SuppressionID is the suppression that refused it, so that the
+	// caller can lift exactly that one (DELETE /suppressions/{id}).
+	SuppressionID string
 }
 
 // SuppressedProblemType is the problem type of a SuppressedError.
 const SuppressedProblemType = "urn:pds:problem:suppressed"
 
 func (e *SuppressedError) Error() string {
-	return fmt.Sprintf("The %s names a person who was erased and suppressed; nothing was stored. Lift the suppression (DELETE /suppressions/{id}) to accept it again.", e.Kind)
+	id := e.SuppressionID
+	if id == "" {
+		id = "{id}"
+	}
+	return fmt.Sprintf("The %s names a person who was erased and suppressed; nothing was stored. Lift the suppression (DELETE /suppressions/%s) to accept it again.", e.Kind, id)
 }
 
 // PersonDeletedData is the data of a person.deleted delivery, and what a

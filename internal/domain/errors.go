@@ -34,6 +34,10 @@ type FieldError struct {
 	Pointer   string `json:"pointer,omitempty"`
 	Parameter string `json:"parameter,omitempty"`
 	Detail    string `json:"detail"`
+	// SuppressionID names the suppression that refused the member, on a
+	// 409 suppressed: the id to look up or lift, which the client could
+	// not find otherwise (a suppression shows only a hash).
+	SuppressionID string `json:"suppression_id,omitempty"`
 }
 
 // ValidationError is invalid input: a 400 that changes nothing.

@@ -225,6 +225,10 @@ type PersonSelection struct {
 	ExternalID *string
 	TagIDs     []string
 	Key        string
+	// NewestFirst orders the window by date_last_seen descending (then id
+	// descending) rather than the API's ascending order: the console's
+	// persons screen, whose first page is then the persons seen last.
+	NewestFirst bool
 }
 
 // PersonExport is what Export Persons reads: every person of the account

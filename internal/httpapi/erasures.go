@@ -5,6 +5,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/params"
+	"github.com/pds-dev/pds/internal/service"
 )
 
 // erasureRoutes registers erasure and suppressions, all under
@@ -43,13 +44,36 @@ type suppressionView struct {
 	KeyID   string      `json:"key_id"`
 }
 
+// listSuppressions pages the account's suppressions or, given one
+// identifier (email, external_id, f_id or phone), the suppressions that
+// refuse it: hashed under the account's secret as a write's would be, so
+// that the identifier itself is neither stored nor logged (the request
+// log names the route, never the query).
 func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) error {
 	p, err := parsePage(r)
 	if err != nil {
 		return err
 	}
-	items, total, err := s.store.ListSuppressions(r.Context(), accountID(r), p)
+	given := map[string]service.Param[string]{}
+	for _, kind := range domain.SuppressionKinds {
+		given[kind] = param(nonEmptyParam(r, kind))
+	}
+	values, lookup, err := service.SuppressionLookup(given)
 	if err != nil {
+		return err
+	}
+	var items []domain.Suppression
+	var total int
+	if lookup {
+		found, err := s.store.FindSuppressions(r.Context(), accountID(r), values)
+		if err != nil {
+			return err
+		}
+		// At most one per form of the identifier: paged here.
+		total = len(found)
+		start := min(p.Offset(), total) // Offset saturates for a huge page
+		items = found[start:min(start+p.Size, total)]
+	} else if items, total, err = s.store.ListSuppressions(r.Context(), accountID(r), p); err != nil {
 		return err
 	}
 	views := make([]suppressionView, len(items))

@@ -67,7 +67,7 @@ func For(err error) *Problem {
 		p := New(http.StatusConflict, su.Error())
 		p.Type, p.Title = domain.SuppressedProblemType, "Identifier Suppressed"
 		if su.Pointer != "" {
-			p.Errors = []domain.FieldError{{Pointer: su.Pointer, Detail: su.Error()}}
+			p.Errors = []domain.FieldError{{Pointer: su.Pointer, Detail: su.Error(), SuppressionID: su.SuppressionID}}
 		}
 		return p
 	case errors.As(err, &expired):

@@ -3,6 +3,7 @@ package problems_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pds-dev/pds/internal/domain"
@@ -42,10 +43,12 @@ func TestFor(t *testing.T) {
 	if p := problems.For(&domain.ScopeError{Scope: domain.ScopeTagsWrite}); p.MissingScope != domain.ScopeTagsWrite {
 		t.Errorf("a missing scope names it: %+v", p)
 	}
-	suppressed := problems.For(fmt.Errorf("batch item: %w", &domain.SuppressedError{Kind: domain.SuppressEmail, Pointer: "/email"}))
+	suppressed := problems.For(fmt.Errorf("batch item: %w", &domain.SuppressedError{Kind: domain.SuppressEmail, Pointer: "/email",
+		SuppressionID: "sup_1"}))
 	if suppressed == nil || suppressed.Status != 409 || suppressed.Type != domain.SuppressedProblemType ||
-		len(suppressed.Errors) != 1 || suppressed.Errors[0].Pointer != "/email" || suppressed.ExistingID != "" {
-		t.Errorf("a suppressed identifier: a 409 whose type names suppression, pointing at the member: %+v", suppressed)
+		len(suppressed.Errors) != 1 || suppressed.Errors[0].Pointer != "/email" || suppressed.ExistingID != "" ||
+		suppressed.Errors[0].SuppressionID != "sup_1" || !strings.Contains(suppressed.Detail, "DELETE /suppressions/sup_1") {
+		t.Errorf("a suppressed identifier: a 409 whose type names suppression, pointing at the member and naming the suppression: %+v", suppressed)
 	}
 	if p := problems.For(&domain.UnavailableError{Cause: domain.CauseDiskFull}); p.RetryAfter != 30 || p.Cause != domain.CauseDiskFull {
 		t.Errorf("a full disk: %+v", p)

@@ -21,6 +21,12 @@ type Erasures interface {
 	// ListSuppressions returns a page of the account's suppressions, newest
 	// first, and the exact total.
 	ListSuppressions(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Suppression, int, error)
+	// FindSuppressions returns the account's suppressions of one
+	// identifier, given in the forms a write naming it is checked in
+	// (service.SuppressionLookup): those that would refuse it, newest
+	// first; none when the account suppressed nothing. The identifier is
+	// hashed under the account's secret and never stored.
+	FindSuppressions(ctx context.Context, accountID string, values []domain.SuppressedValue) ([]domain.Suppression, error)
 	// DeleteSuppression lifts one suppression; domain.ErrNotFound when absent.
 	DeleteSuppression(ctx context.Context, accountID, id string) error
 	// ListErasures returns a page of the account's erasures, newest first,

@@ -1338,6 +1338,10 @@ type ProblemError struct {
 
 	// Pointer JSON pointer to the body member, e.g. `/email`.
 	Pointer *string `json:"pointer,omitempty"`
+
+	// SuppressionID In a 409 `urn:pds:problem:suppressed`, the suppression that refused the member: the id
+	// `DELETE /suppressions/{suppression_id}` lifts, and `GET /suppressions` lists.
+	SuppressionID *string `json:"suppression_id,omitempty"`
 }
 
 // Project Every key is present; a value the import did not give is null.
@@ -1877,6 +1881,18 @@ type ListSuppressionsParams struct {
 
 	// Size Items per page. Outside 1 to 100 (never clamped), not an integer, or given more than once is a 400.
 	Size *Size `form:"size,omitempty" json:"size,omitempty"`
+
+	// Email An email to find the suppression of, compared in its normal form (lower-cased after NFKC).
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+
+	// ExternalID An external id to find the suppression of, in its normal form (NFKC; case kept).
+	ExternalID *string `form:"external_id,omitempty" json:"external_id,omitempty"`
+
+	// FId An f_id to find the suppression of, in its normal form (NFKC; case kept).
+	FId *string `form:"f_id,omitempty" json:"f_id,omitempty"`
+
+	// Phone A phone to find the suppression of, compared by its digits and leading `+` (`+44 (20) 7946-0000` is `+442079460000`).
+	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
 }
 
 // ListTagsParams defines parameters for ListTags.
@@ -3150,10 +3166,19 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListSuppressions List suppressed identifiers, newest first
+	// ListSuppressions List suppressed identifiers, newest first, or find one's suppression
 	//
 	// Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
 	// the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+	//
+	// Given one identifier (`email`, `external_id`, `f_id` or `phone`), the page holds only the
+	// suppression that refuses it, if any: the value is put in its normal form and hashed under
+	// the account's secret, exactly as a write naming it is checked, then looked up by its hash;
+	// it is neither stored nor logged. So the page holds 0 or 1 items (a phone is checked by its
+	// digits and also as written, the form erasures before the normal form kept, so a phone may
+	// find one of each). `id` is what `DELETE /suppressions/{suppression_id}` lifts. At most one
+	// identifier per request: two, an empty one or one given twice is a 400 naming it, as is one
+	// the normal form refuses. Without any, the whole list.
 	//
 	// Corresponds with GET /suppressions (the `ListSuppressions` operationId).
 	ListSuppressions(ctx context.Context, params *ListSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4301,10 +4326,19 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// ListSuppressions List suppressed identifiers, newest first
+// ListSuppressions List suppressed identifiers, newest first, or find one's suppression
 //
 // Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
 // the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+//
+// Given one identifier (`email`, `external_id`, `f_id` or `phone`), the page holds only the
+// suppression that refuses it, if any: the value is put in its normal form and hashed under
+// the account's secret, exactly as a write naming it is checked, then looked up by its hash;
+// it is neither stored nor logged. So the page holds 0 or 1 items (a phone is checked by its
+// digits and also as written, the form erasures before the normal form kept, so a phone may
+// find one of each). `id` is what `DELETE /suppressions/{suppression_id}` lifts. At most one
+// identifier per request: two, an empty one or one given twice is a 400 naming it, as is one
+// the normal form refuses. Without any, the whole list.
 //
 // Corresponds with GET /suppressions (the `ListSuppressions` operationId).
 func (c *Client) ListSuppressions(ctx context.Context, params *ListSuppressionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6323,6 +6357,54 @@ func NewListSuppressionsRequest(server string, params *ListSuppressionsParams) (
 
 		}
 
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ExternalID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "external_id", *params.ExternalID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "f_id", *params.FId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Phone != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", *params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7687,10 +7769,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
-	// ListSuppressionsWithResponse List suppressed identifiers, newest first
+	// ListSuppressionsWithResponse List suppressed identifiers, newest first, or find one's suppression
 	//
 	// Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
 	// the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+	//
+	// Given one identifier (`email`, `external_id`, `f_id` or `phone`), the page holds only the
+	// suppression that refuses it, if any: the value is put in its normal form and hashed under
+	// the account's secret, exactly as a write naming it is checked, then looked up by its hash;
+	// it is neither stored nor logged. So the page holds 0 or 1 items (a phone is checked by its
+	// digits and also as written, the form erasures before the normal form kept, so a phone may
+	// find one of each). `id` is what `DELETE /suppressions/{suppression_id}` lifts. At most one
+	// identifier per request: two, an empty one or one given twice is a 400 naming it, as is one
+	// the normal form refuses. Without any, the whole list.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13655,10 +13746,19 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
-// ListSuppressionsWithResponse List suppressed identifiers, newest first
+// ListSuppressionsWithResponse List suppressed identifiers, newest first, or find one's suppression
 //
 // Each identifier an erasure with `suppress=true` suppressed: its kind, its keyed hash (never
 // the identifier), when and by which key. Newest first (`created`, then `id`, descending).
+//
+// Given one identifier (`email`, `external_id`, `f_id` or `phone`), the page holds only the
+// suppression that refuses it, if any: the value is put in its normal form and hashed under
+// the account's secret, exactly as a write naming it is checked, then looked up by its hash;
+// it is neither stored nor logged. So the page holds 0 or 1 items (a phone is checked by its
+// digits and also as written, the form erasures before the normal form kept, so a phone may
+// find one of each). `id` is what `DELETE /suppressions/{suppression_id}` lifts. At most one
+// identifier per request: two, an empty one or one given twice is a 400 naming it, as is one
+// the normal form refuses. Without any, the whole list.
 //
 // Returns a wrapper object for the known response body format(s).
 //

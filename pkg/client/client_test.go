@@ -510,8 +510,14 @@ func TestClientEndToEnd(t *testing.T) {
 		want(t, "erase a person twice", again2, err, 404)
 		suppressed, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{Email: client.Set("Erase@Example.com")})
 		want(t, "upsert a suppressed email", suppressed, err, 409)
-		if p := suppressed.ApplicationProblemJSON409; p == nil || p.Type != "urn:pds:problem:suppressed" {
+		p := suppressed.ApplicationProblemJSON409
+		if p == nil || p.Type != "urn:pds:problem:suppressed" || len(p.Errors) != 1 || p.Errors[0].SuppressionID == nil {
 			t.Fatalf("suppressed %s", suppressed.Body)
+		}
+		found, err := c.ListSuppressionsWithResponse(ctx, &client.ListSuppressionsParams{Email: client.Ptr("ERASE@example.com")})
+		want(t, "find the suppression of an email", found, err, 200)
+		if found.JSON200.Total != 1 || found.JSON200.Items[0].ID != *p.Errors[0].SuppressionID {
+			t.Fatalf("the suppression of the email %+v, the 409 named %s", found.JSON200, *p.Errors[0].SuppressionID)
 		}
 		sups, err := c.ListSuppressionsWithResponse(ctx, nil)
 		want(t, "list suppressions", sups, err, 200)

@@ -43,7 +43,12 @@ type options struct {
 	cfg     httpapi.Config
 	clock   *clock.Fake
 	limiter ratelimit.Limiter
+	log     io.Writer
 }
+
+// WithLog has the server write its log to w (JSON lines, as pds serve
+// writes them), for a test that reads what it logged.
+func WithLog(w io.Writer) Option { return func(o *options) { o.log = w } }
 
 // WithConfig replaces the server configuration.
 func WithConfig(cfg httpapi.Config) Option { return func(o *options) { o.cfg = cfg } }
@@ -75,6 +80,9 @@ func NewOn(t testing.TB, st store.Store, opts ...Option) *Env {
 		o.limiter = ratelimit.For(st)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.log != nil {
+		log = slog.New(slog.NewJSONHandler(o.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	srv := httpapi.New(o.cfg, st, o.clock, o.limiter, log)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
@@ -158,9 +166,10 @@ type Problem struct {
 	Limit        *int   `json:"limit"`
 	Current      *int   `json:"current"`
 	Errors       []struct {
-		Pointer   string `json:"pointer"`
-		Parameter string `json:"parameter"`
-		Detail    string `json:"detail"`
+		Pointer       string `json:"pointer"`
+		Parameter     string `json:"parameter"`
+		Detail        string `json:"detail"`
+		SuppressionID string `json:"suppression_id"`
 	} `json:"errors"`
 }
 

@@ -317,13 +317,34 @@ func (s *Store) FinishErasures(ctx context.Context, now time.Time) error {
 // ListSuppressions returns a page of the account's suppressions, newest first.
 func (s *Store) ListSuppressions(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Suppression, int, error) {
 	return listPage(ctx, s.reader(), `id, kind, hash, created_at, key_id`, `suppressions WHERE account_id = $1`,
-		`created_at DESC, id DESC`, []any{accountID}, p, func(sc scanner) (domain.Suppression, error) {
-			var x domain.Suppression
-			var at int64
-			err := sc.Scan(&x.ID, &x.Kind, &x.Hash, &at, &x.KeyID)
-			x.CreatedAt = domain.FromMillis(at)
-			return x, err
-		})
+		`created_at DESC, id DESC`, []any{accountID}, p, scanSuppression)
+}
+
+func scanSuppression(sc scanner) (domain.Suppression, error) {
+	var x domain.Suppression
+	var at int64
+	err := sc.Scan(&x.ID, &x.Kind, &x.Hash, &at, &x.KeyID)
+	x.CreatedAt = domain.FromMillis(at)
+	return x, err
+}
+
+// FindSuppressions returns the suppressions of one identifier: its
+// forms hashed under the account's secret, looked up by the unique index
+// of (account_id, hash). An account without a secret suppressed nothing.
+func (s *Store) FindSuppressions(ctx context.Context, accountID string, values []domain.SuppressedValue) ([]domain.Suppression, error) {
+	q := s.reader()
+	secret, err := s.suppressionSecret(ctx, q, accountID)
+	if err != nil || secret == nil || len(values) == 0 {
+		return []domain.Suppression{}, err
+	}
+	var args sqlArgs
+	account := args.add(accountID)
+	hashes := make([]any, len(values))
+	for i, v := range values {
+		hashes[i] = domain.SuppressionHash(secret, v)
+	}
+	return queryAll(ctx, q, scanSuppression, `SELECT id, kind, hash, created_at, key_id FROM suppressions WHERE account_id = `+account+
+		` AND hash IN (`+args.list(hashes...)+`) ORDER BY created_at DESC, id DESC`, args...)
 }
 
 // DeleteSuppression lifts one suppression.

@@ -85,6 +85,7 @@ func TestHotQueryPlans(t *testing.T) {
 		window := domain.PersonSelection{Mode: domain.PersonWindow, Since: seedEpoch.Add(-time.Hour)}
 		tagged := window
 		tagged.TagIDs = []string{tags[0], tags[7]}
+		newest := func(sel domain.PersonSelection) domain.PersonSelection { sel.NewestFirst = true; return sel }
 		web, campaign, project := "web", "cmp_0", "prj_1"
 		until := seedEpoch.Add(time.Hour)
 		exportSince := seedEpoch.Add(10 * time.Minute)
@@ -109,6 +110,18 @@ func TestHotQueryPlans(t *testing.T) {
 					return err
 				}
 				return listPersons(ctx, rs, acc, tagged, (total+24)/25)()
+			}},
+			// The console's persons screen: the same windows, newest first.
+			{"window newest first, page 1", listPersons(ctx, rs, acc, newest(window), 1)},
+			{"window newest first, deep page", listPersons(ctx, rs, acc, newest(window), 77)},
+			{"window newest first, last page", listPersons(ctx, rs, acc, newest(window), 120)},
+			{"window with two tags newest first", listPersons(ctx, rs, acc, newest(tagged), 1)},
+			{"window with two tags newest first, last page", func() error {
+				_, total, err := rs.ListPersons(ctx, acc, tagged, domain.PageRequest{Page: 1, Size: 25})
+				if err != nil {
+					return err
+				}
+				return listPersons(ctx, rs, acc, newest(tagged), (total+24)/25)()
 			}},
 			{"lookup by email", listPersons(ctx, rs, acc, domain.PersonSelection{Mode: domain.PersonByEmail, Key: "P2000@Seed.test"}, 1)},
 			{"lookup by external_id", listPersons(ctx, rs, acc, domain.PersonSelection{Mode: domain.PersonByExternalID, Key: "ext-2000"}, 1)},

@@ -212,15 +212,16 @@ func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.Pe
 	err = s.inReadTx(ctx, func(q querier) error {
 		switch {
 		case sel.Mode == domain.PersonWindow && sel.ExternalID == nil && len(sel.TagIDs) == 0:
-			out, total, err = personWindow(ctx, q, accountID, sel.Since, p)
+			out, total, err = personWindow(ctx, q, accountID, sel.Since, sel.NewestFirst, p)
 		case sel.Mode == domain.PersonWindow && sel.ExternalID == nil:
-			out, total, err = personTagWindow(ctx, q, accountID, sel.Since, sel.TagIDs, p)
+			out, total, err = personTagWindow(ctx, q, accountID, sel.Since, sel.TagIDs, sel.NewestFirst, p)
 		default:
 			where, args, ferr := personFilter(accountID, sel)
 			if ferr != nil {
 				return ferr
 			}
-			out, total, err = listPage(ctx, q, personColumns, `persons WHERE `+where, `last_seen_at, id`, args, p, scanPerson)
+			out, total, err = listPage(ctx, q, personColumns, `persons WHERE `+where, seenOrderBy(`last_seen_at, id`, sel.NewestFirst),
+				args, p, scanPerson)
 		}
 		if err != nil {
 			return err
@@ -232,16 +233,34 @@ func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.Pe
 
 // personWindow reads a page of the persons last seen at or after since,
 // counted and located through the account's persons timeline.
-func personWindow(ctx context.Context, q querier, accountID string, since time.Time, p domain.PageRequest) ([]domain.Person, int, error) {
+func personWindow(ctx context.Context, q querier, accountID string, since time.Time, newest bool, p domain.PageRequest) ([]domain.Person, int, error) {
 	r := timelineRange{tl: personsTimeline(accountID), lo: ceilMillis(since), hi: timelineMax}
-	return timelinePage(ctx, q, r, false, p, func(pos position, limit int) ([]domain.Person, error) {
-		ids, err := queryAll(ctx, q, scanID, `SELECT id FROM `+seenOrder(q)+` WHERE account_id = $1 AND last_seen_at >= $2
-			ORDER BY last_seen_at, id LIMIT $3 OFFSET $4`, accountID, pos.bound, limit, pos.skip)
+	return timelinePage(ctx, q, r, newest, p, func(pos position, limit int) ([]domain.Person, error) {
+		// Newest first, the page starts below the bound the timeline
+		// located (as a breadcrumbs page does) and walks the same index
+		// backwards.
+		query := `SELECT id FROM ` + seenOrder(q) + ` WHERE account_id = $1 AND last_seen_at >= $2
+			ORDER BY last_seen_at, id LIMIT $3 OFFSET $4`
+		args := []any{accountID, pos.bound, limit, pos.skip}
+		if newest {
+			query = `SELECT id FROM ` + seenOrder(q) + ` WHERE account_id = $1 AND last_seen_at >= $2 AND last_seen_at < $3
+			ORDER BY last_seen_at DESC, id DESC LIMIT $4 OFFSET $5`
+			args = []any{accountID, r.lo, pos.bound, limit, pos.skip}
+		}
+		ids, err := queryAll(ctx, q, scanID, query, args...)
 		if err != nil {
 			return nil, err
 		}
 		return personsByID(ctx, q, accountID, ids)
 	})
+}
+
+// seenOrderBy is a window's ORDER BY list, turned round when newest first.
+func seenOrderBy(orderBy string, newest bool) string {
+	if newest {
+		return reversedOrder(orderBy)
+	}
+	return orderBy
 }
 
 // seenOrder is the table that orders persons by last seen (Dialect.SeenOrder).

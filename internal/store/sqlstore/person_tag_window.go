@@ -22,7 +22,8 @@ import (
 // merging the holders in the window, or, when most persons were seen
 // since, the tag bits' count of all holders less those merged before the
 // window.
-func personTagWindow(ctx context.Context, q querier, accountID string, since time.Time, tags []string, p domain.PageRequest) ([]domain.Person, int, error) {
+func personTagWindow(ctx context.Context, q querier, accountID string, since time.Time, tags []string, newest bool,
+	p domain.PageRequest) ([]domain.Person, int, error) {
 	if err := checkPage(p); err != nil {
 		return nil, 0, err
 	}
@@ -50,7 +51,7 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 	if err != nil {
 		return nil, 0, err
 	}
-	ids, err := tagWindowPage(ctx, q, accountID, tags, seen, holders, args, p, total)
+	ids, err := tagWindowPage(ctx, q, accountID, tags, seen, holders, args, newest, p, total)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -65,9 +66,9 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 // INTERSECT when the compound itself is ordered and cut (ordered from
 // outside, as a subquery, it would sort every holder in the window first).
 func tagWindowPage(ctx context.Context, q querier, accountID string, tags []string, seen int64,
-	holders string, args sqlArgs, p domain.PageRequest, total int) ([]string, error) {
+	holders string, args sqlArgs, newest bool, p domain.PageRequest, total int) ([]string, error) {
 	if !q.s.dialect.MergeIntersect {
-		return pageOf(ctx, q, `h.person_id`, holders, `h.last_seen_at, h.person_id`, args, p, total, scanID)
+		return pageOf(ctx, q, `h.person_id`, holders, seenOrderBy(`h.last_seen_at, h.person_id`, newest), args, p, total, scanID)
 	}
 	span, ok := spanOf(q, p, total)
 	if !ok {
@@ -75,7 +76,7 @@ func tagWindowPage(ctx context.Context, q querier, accountID string, tags []stri
 	}
 	// The compound itself, not holders' subquery of it, takes the order.
 	compound, args := tagIntersect(accountID, tags, `>=`, seen)
-	order := `last_seen_at, person_id`
+	order := seenOrderBy(`last_seen_at, person_id`, newest)
 	if span.fromEnd {
 		order = reversedOrder(order)
 	}

@@ -95,25 +95,33 @@ func (s *Store) suppressedAt(ctx context.Context, q querier, accountID string, w
 			}
 		}
 	}
-	found, err := queryAll(ctx, q, scanString, `SELECT hash FROM suppressions WHERE account_id = `+account+
+	found, err := queryAll(ctx, q, scanHashID, `SELECT hash, id FROM suppressions WHERE account_id = `+account+
 		` AND hash IN (`+a.list(hashes...)+`)`, a...)
 	if err != nil || len(found) == 0 {
 		return refused, err
 	}
-	suppressed := map[string]bool{}
-	for _, h := range found {
-		suppressed[h] = true
+	suppressed := map[string]string{} // hash: the suppression's id
+	for _, f := range found {
+		suppressed[f.hash] = f.id
 	}
 	for i, vs := range writes {
 		// The first in SuppressionKinds order.
 		for _, v := range vs {
-			if suppressed[domain.SuppressionHash(secret, v)] {
-				refused[i] = &domain.SuppressedError{Kind: v.Kind, Pointer: v.Pointer}
+			if id, ok := suppressed[domain.SuppressionHash(secret, v)]; ok {
+				refused[i] = &domain.SuppressedError{Kind: v.Kind, Pointer: v.Pointer, SuppressionID: id}
 				break
 			}
 		}
 	}
 	return refused, nil
+}
+
+type hashID struct{ hash, id string }
+
+func scanHashID(sc scanner) (hashID, error) {
+	var h hashID
+	err := sc.Scan(&h.hash, &h.id)
+	return h, err
 }
 
 // refuseSuppressed is a *domain.SuppressedError when the values name a
@@ -142,7 +150,7 @@ func (s *Store) warmSecret(ctx context.Context, accountID string, w store.Write)
 // suppressed, which it answers as a *domain.SuppressedError naming the
 // first in SuppressionKinds order. Its rows are the holders' (id,
 // external_id, email_norm, f_id) and marks with an empty id: a suppressed
-// hash's kind in the second column, or, when the process does not know
+// hash's kind, suppression id and hash in the other columns, or, when the process does not know
 // the account's secret, a mark that the account has one, after which the
 // values are checked under it in a statement of their own.
 func holdersAndSuppressed(ctx context.Context, q querier, accountID string, ids domain.Identifiers,
@@ -167,7 +175,9 @@ func holdersAndSuppressed(ctx context.Context, q querier, accountID string, ids 
 		for i, v := range values {
 			hashes[i] = domain.SuppressionHash(secret, v)
 		}
-		parts = append(parts, `SELECT '', kind, NULL, NULL FROM suppressions WHERE account_id = `+account+
+		// Each suppressed hash with its kind and id: the refusal names
+		// the suppression, so that the caller can lift that one.
+		parts = append(parts, `SELECT '', kind, id, hash FROM suppressions WHERE account_id = `+account+
 			` AND hash IN (`+args.list(hashes...)+`)`)
 	default:
 		parts = append(parts, `SELECT '', NULL, NULL, NULL WHERE EXISTS (SELECT 1 FROM suppression_secrets WHERE account_id = `+account+`)`)
@@ -182,7 +192,7 @@ func holdersAndSuppressed(ctx context.Context, q querier, accountID string, ids 
 	defer rows.Close()
 	var (
 		holders       []service.Holder
-		kinds         = map[string]bool{}
+		suppressed    = map[string]string{} // hash: the suppression's id
 		unknownSecret bool
 	)
 	for rows.Next() {
@@ -197,7 +207,7 @@ func holdersAndSuppressed(ctx context.Context, q querier, accountID string, ids 
 		case r.id != "":
 			holders = addHolder(holders, r.id, r.externalID, r.emailNorm, r.fID)
 		case r.externalID.Valid:
-			kinds[r.externalID.String] = true
+			suppressed[r.fID.String] = r.emailNorm.String
 		default:
 			unknownSecret = true
 		}
@@ -218,8 +228,11 @@ func holdersAndSuppressed(ctx context.Context, q querier, accountID string, ids 
 		return holders, refused[0]
 	}
 	for _, v := range values {
-		if kinds[v.Kind] {
-			return holders, &domain.SuppressedError{Kind: v.Kind, Pointer: v.Pointer}
+		if len(suppressed) == 0 {
+			break // the common case: no hash computed again
+		}
+		if id, ok := suppressed[domain.SuppressionHash(secret, v)]; ok {
+			return holders, &domain.SuppressedError{Kind: v.Kind, Pointer: v.Pointer, SuppressionID: id}
 		}
 	}
 	return holders, nil

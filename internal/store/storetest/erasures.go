@@ -19,6 +19,7 @@ func init() {
 	register("erasure", testErasure)
 	register("erasure_suppression", testSuppression)
 	register("erasure_concurrent", testErasureConcurrent)
+	register("erasure_suppression_lookup", testSuppressionLookup)
 }
 
 // erasedCrumbs is more breadcrumbs than SQLite erases in one chunk
@@ -330,11 +331,18 @@ func testSuppression(t *testing.T, newStore NewStore) {
 		t.Fatalf("erasure record %+v", list)
 	}
 
+	idOf := map[string]string{} // kind: the suppression's id
+	for _, s := range sups {
+		idOf[s.Kind] = s.ID
+	}
 	wantSuppressed := func(what, kind string, err error) {
 		t.Helper()
 		var se *domain.SuppressedError
 		if !errors.As(err, &se) || se.Kind != kind || !domain.IsRefusal(err) {
 			t.Fatalf("%s: %v, want suppressed %s", what, err, kind)
+		}
+		if se.SuppressionID != idOf[kind] || !strings.Contains(se.Error(), idOf[kind]) {
+			t.Fatalf("%s: the refusal names suppression %q (%s), want %s", what, se.SuppressionID, se.Error(), idOf[kind])
 		}
 	}
 	count := func() domain.AccountCounts {
@@ -349,6 +357,9 @@ func testSuppression(t *testing.T, newStore NewStore) {
 	wantSuppressed("upsert by email, other case", "email", err)
 	_, _, err = st.UpsertPerson(ctx, c.acc, domain.PersonUpsert{Email: setText("new@example.com"), Phone: setText("+1555999")}, c.write())
 	wantSuppressed("upsert naming the phone", "phone", err)
+	kept, _ := c.upsert(domain.PersonUpsert{ExternalID: setText("crm-kept")})
+	_, err = st.UpdatePerson(ctx, c.acc, kept.ID, domain.PersonUpdate{Email: setText("quiet@example.com")}, c.write())
+	wantSuppressed("update setting the email", "email", err)
 	_, _, err = st.AppendBreadcrumb(ctx, c.acc, domain.BreadcrumbInput{Flavor: "click", ExternalID: new("crm-quiet")}, c.write())
 	wantSuppressed("breadcrumb by external_id", "external_id", err)
 	results, err := st.UpsertPersons(ctx, c.acc, []domain.PersonUpsert{{FID: setText("f-fresh")}, {FID: setText("f-quiet")}}, c.write())
@@ -363,7 +374,7 @@ func testSuppression(t *testing.T, newStore NewStore) {
 		t.Fatalf("import: %v, want line 2 refused", err)
 	}
 	wantSuppressed("import line", "email", le.Err)
-	if after := count(); after.Persons != before.Persons+1 || after.Breadcrumbs != before.Breadcrumbs {
+	if after := count(); after.Persons != before.Persons+2 || after.Breadcrumbs != before.Breadcrumbs {
 		t.Fatalf("a refused write stored something: %+v then %+v", before, after)
 	}
 	w := c.write()
@@ -491,5 +502,110 @@ func testErasureConcurrent(t *testing.T, newStore NewStore) {
 				}
 			}
 		})
+	}
+}
+
+// testSuppressionLookup finds a suppression by the identifier it
+// suppresses, in any form a write naming it would be refused in, and only
+// in its own account.
+func testSuppressionLookup(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	st := newStore(t)
+	c := newPersonCase(t, st)
+	other := c.other()
+	lookup := func(acc, kind, v string) []domain.Suppression {
+		t.Helper()
+		var email, ext, fid, phone *string
+		switch kind {
+		case domain.SuppressEmail:
+			email = &v
+		case domain.SuppressExternalID:
+			ext = &v
+		case domain.SuppressFID:
+			fid = &v
+		case domain.SuppressPhone:
+			phone = &v
+		}
+		found, err := st.FindSuppressions(ctx, acc, domain.CheckedValues(email, ext, fid, phone))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	if got := lookup(c.acc, domain.SuppressEmail, "quiet@example.com"); len(got) != 0 {
+		t.Fatalf("an account that never suppressed: %+v", got)
+	}
+	if got, err := st.FindSuppressions(ctx, c.acc, nil); err != nil || len(got) != 0 {
+		t.Fatalf("no values: %+v, %v", got, err)
+	}
+	p, _ := c.upsert(domain.PersonUpsert{Email: setText("Quiet@Example.com"), ExternalID: setText("crm-quiet"),
+		FID: setText("f-quiet"), Phone: setText("+1 (555) 999")})
+	c.erase(p.ID, true)
+	// A second erasure with suppression, so that a lookup must pick.
+	q, _ := c.upsert(domain.PersonUpsert{Email: setText("loud@example.com")})
+	c.erase(q.ID, true)
+	// The other account erases a person with the same identifiers: its
+	// suppressions are its own.
+	op, _ := other.upsert(domain.PersonUpsert{Email: setText("quiet@example.com"), ExternalID: setText("crm-quiet")})
+	other.erase(op.ID, true)
+
+	all, total, err := st.ListSuppressions(ctx, c.acc, domain.PageRequest{Page: 1, Size: 10})
+	if err != nil || total != 5 {
+		t.Fatalf("suppressions: %+v of %d, %v", all, total, err)
+	}
+	theirs, _, err := st.ListSuppressions(ctx, other.acc, domain.PageRequest{Page: 1, Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ kind, value string }{
+		{domain.SuppressEmail, "quiet@example.com"},
+		{domain.SuppressExternalID, "crm-quiet"},
+		{domain.SuppressFID, "f-quiet"},
+		{domain.SuppressPhone, "+1555999"},
+		{domain.SuppressPhone, "+1 555-999"},
+	} {
+		got := lookup(c.acc, tc.kind, tc.value)
+		if len(got) != 1 || got[0].Kind != tc.kind {
+			t.Fatalf("%s %q: %+v", tc.kind, tc.value, got)
+		}
+		i := slices.IndexFunc(all, func(s domain.Suppression) bool { return s.ID == got[0].ID })
+		if i < 0 || all[i] != got[0] {
+			t.Fatalf("%s %q: %+v is not the listed suppression", tc.kind, tc.value, got[0])
+		}
+		if slices.ContainsFunc(theirs, func(s domain.Suppression) bool { return s.ID == got[0].ID }) {
+			t.Fatalf("%s %q: found the other account's suppression", tc.kind, tc.value)
+		}
+	}
+	for _, tc := range []struct{ kind, value string }{
+		{domain.SuppressEmail, "nobody@example.com"},
+		// The kind is part of the hash: an f_id equal to the external_id
+		// is not suppressed with it.
+		{domain.SuppressFID, "crm-quiet"},
+		{domain.SuppressPhone, "+1555998"},
+	} {
+		if got := lookup(c.acc, tc.kind, tc.value); len(got) != 0 {
+			t.Fatalf("%s %q, never suppressed: %+v", tc.kind, tc.value, got)
+		}
+	}
+	if got := lookup(c.acc, domain.SuppressEmail, "loud@example.com"); len(got) != 1 || got[0].Kind != domain.SuppressEmail {
+		t.Fatalf("the second erasure's email: %+v", got)
+	}
+	if got := lookup(other.acc, domain.SuppressFID, "f-quiet"); len(got) != 0 {
+		t.Fatalf("the other account never suppressed this f_id: %+v", got)
+	}
+	if got := lookup(other.acc, domain.SuppressEmail, "quiet@example.com"); len(got) != 1 || got[0].ID != theirs[slices.IndexFunc(theirs,
+		func(s domain.Suppression) bool { return s.Kind == domain.SuppressEmail })].ID {
+		t.Fatalf("the other account's own suppression: %+v", got)
+	}
+	// Lifted, it is found no more.
+	found := lookup(c.acc, domain.SuppressExternalID, "crm-quiet")
+	if err := st.DeleteSuppression(ctx, c.acc, found[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(c.acc, domain.SuppressExternalID, "crm-quiet"); len(got) != 0 {
+		t.Fatalf("after the lift: %+v", got)
+	}
+	if got := lookup(other.acc, domain.SuppressExternalID, "crm-quiet"); len(got) != 1 {
+		t.Fatalf("the lift in one account lifted the other's: %+v", got)
 	}
 }

@@ -18,6 +18,7 @@ func init() {
 	register("persons_custom_fields", testPersonCustomFields)
 	register("persons_tags", testPersonTags)
 	register("persons_list", testListPersons)
+	register("persons_list_newest", testListPersonsNewestFirst)
 }
 
 func testPersons(t *testing.T, newStore NewStore) {
@@ -588,6 +589,45 @@ func testListPersons(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("newest first: every window turned round, paged from either end", func(t *testing.T) {
+		newest := func(q domain.PersonSelection) domain.PersonSelection { q.NewestFirst = true; return q }
+		both := []string{seen[3].ID, tie1.ID}
+		slices.Sort(both)
+		redOnes := []string{seen[1].ID}
+		redTies := []string{seen[3].ID, tie1.ID}
+		slices.Sort(redTies)
+		redOnes = append(redOnes, redTies...)
+		for _, tc := range []struct {
+			name string
+			q    domain.PersonSelection
+			asc  []string
+		}{
+			{"the window", window(since, nil), wantAll},
+			{"holding red", window(since, nil, red), redOnes},
+			{"holding red and blue", window(since, nil, red, blue), both},
+			{"with an external_id", window(since, textPtr("p2")), []string{seen[2].ID}},
+		} {
+			want := slices.Clone(tc.asc)
+			slices.Reverse(want)
+			for _, size := range []int{1, 2, 3, 25} {
+				var got []string
+				for page := 1; page <= (len(want)+size-1)/size; page++ {
+					items, total := list(t, newest(tc.q), page, size)
+					if total != len(want) {
+						t.Fatalf("%s, size %d page %d: total %d, want %d", tc.name, size, page, total, len(want))
+					}
+					got = append(got, items...)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s newest first, size %d: %v, want %v", tc.name, size, got, want)
+				}
+			}
+			if items, total := list(t, newest(tc.q), 9, 3); len(items) != 0 || total != len(want) {
+				t.Fatalf("%s newest first, past the end: %v total %d", tc.name, items, total)
+			}
+		}
+	})
+
 	// Which mode a request selects, and which parameters it ignores, is
 	// service.SelectPersons' decision, tested there.
 	t.Run("lookup: by external_id, by email in any case", func(t *testing.T) {
@@ -643,4 +683,85 @@ func byExternalID(k string) domain.PersonSelection {
 
 func byEmail(k string) domain.PersonSelection {
 	return domain.PersonSelection{Mode: domain.PersonByEmail, Key: k}
+}
+
+// testListPersonsNewestFirst pages a window of more persons than a page
+// is read from the timeline's edge (its nearby bound), spread over
+// milliseconds, hours and days with ties inside each, newest first: every
+// page, of every size, is the ascending list turned round.
+func testListPersonsNewestFirst(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	c := newPersonCase(t, newStore(t))
+	c.setNow(Epoch.Add(-20 * 24 * time.Hour))
+	steps := []time.Duration{time.Millisecond, 0, 3 * time.Millisecond, time.Second, 70 * time.Second, time.Hour, 26 * time.Hour, 5 * 24 * time.Hour}
+	for i := range 12 {
+		batch := make([]domain.PersonUpsert, 50)
+		for j := range batch {
+			batch[j] = domain.PersonUpsert{ExternalID: setText(fmt.Sprintf("n%02d-%02d", i, j))}
+		}
+		if _, err := c.st.UpsertPersons(ctx, c.acc, batch, c.write()); err != nil {
+			t.Fatal(err)
+		}
+		c.advance(steps[i%len(steps)])
+	}
+	since := Epoch.Add(-21 * 24 * time.Hour)
+	read := func(q domain.PersonSelection, page, size int) ([]string, int) {
+		t.Helper()
+		ps, total, err := c.st.ListPersons(ctx, c.acc, q, domain.PageRequest{Page: page, Size: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, p := range ps {
+			out = append(out, p.ID)
+		}
+		return out, total
+	}
+	var asc []string
+	for page := 1; ; page++ {
+		items, _ := read(window(since, nil), page, 100)
+		if len(items) == 0 {
+			break
+		}
+		asc = append(asc, items...)
+	}
+	if len(asc) != 600 {
+		t.Fatalf("%d persons in the window, want 600", len(asc))
+	}
+	want := slices.Clone(asc)
+	slices.Reverse(want)
+	q := window(since, nil)
+	q.NewestFirst = true
+	for _, size := range []int{7, 25, 100} {
+		var got []string
+		for page := 1; page <= (len(want)+size-1)/size; page++ {
+			items, total := read(q, page, size)
+			if total != len(want) {
+				t.Fatalf("size %d page %d: total %d", size, page, total)
+			}
+			got = append(got, items...)
+		}
+		if !slices.Equal(got, want) {
+			i := 0
+			for i < len(got) && i < len(want) && got[i] == want[i] {
+				i++
+			}
+			t.Fatalf("size %d: newest first differs from the ascending list turned round at item %d of %d", size, i, len(got))
+		}
+	}
+	// A later bound: only the persons seen since, still newest first.
+	recent := c.now().Add(-6 * 24 * time.Hour)
+	q = window(recent, nil)
+	q.NewestFirst = true
+	var ascRecent, newestRecent []string
+	for page := 1; page <= 3; page++ {
+		items, _ := read(window(recent, nil), page, 100)
+		ascRecent = append(ascRecent, items...)
+		items, _ = read(q, page, 100)
+		newestRecent = append(newestRecent, items...)
+	}
+	slices.Reverse(ascRecent)
+	if len(ascRecent) == 0 || len(ascRecent) >= 300 || !slices.Equal(newestRecent, ascRecent) {
+		t.Fatalf("since %s: %d newest first, want the %d ascending turned round", recent, len(newestRecent), len(ascRecent))
+	}
 }
