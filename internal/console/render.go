@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,6 +102,13 @@ var funcs = template.FuncMap{
 		return *s
 	},
 	"join":   strings.Join,
+	// count says n things in words: "1 delivery", "2 deliveries".
+	"count": func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return strconv.Itoa(n) + " " + many
+	},
 	"hasTag": func(ids []string, id string) bool { return slices.Contains(ids, id) },
 	"hasKey": func(m map[string]string, k string) bool { _, ok := m[k]; return ok },
 	// personFields are the attributes Update Person writes, by form name.
