@@ -101,7 +101,7 @@ var funcs = template.FuncMap{
 		}
 		return *s
 	},
-	"join":   strings.Join,
+	"join": strings.Join,
 	// count says n things in words: "1 delivery", "2 deliveries".
 	"count": func(n int, one, many string) string {
 		if n == 1 {
