@@ -251,6 +251,11 @@ func (b *tab) shoot(name string) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
+	if os.Getenv("PDS_CONSOLE_SCREENSHOTS") != "" { // kept: made small
+		if png, err = smallPNG(png); err != nil {
+			b.t.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
