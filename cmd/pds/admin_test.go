@@ -74,7 +74,7 @@ func TestAccountsAndKeys(t *testing.T) {
 		}
 		var all struct{ Scopes []string }
 		pdsJSON(t, &all, "keys", "create", "--account", acc.ID, "--scopes", "all", "--database", db)
-		if len(all.Scopes) != 13 || all.Scopes[12] != "persons:erase" {
+		if len(all.Scopes) != 14 || all.Scopes[12] != "persons:erase" || all.Scopes[13] != "keys:write" {
 			t.Fatalf("--scopes all gave %v", all.Scopes)
 		}
 

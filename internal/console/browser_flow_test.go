@@ -56,6 +56,7 @@ func seed(t *testing.T, e *env) seeded {
 		{ID: domain.NewID("cf"), AccountID: acc, Collection: "Person", DataType: "str", Key: "plan", Label: &label, FormType: "text", DateCreated: domain.T(now)},
 		{ID: domain.NewID("cf"), AccountID: acc, Collection: "Person", DataType: "list", Key: "languages", FormType: "text", DateCreated: domain.T(now)},
 		{ID: domain.NewID("cf"), AccountID: acc, Collection: "Person", DataType: "str", Key: "crm_segment", FormType: "text", IsReadOnly: true, DateCreated: domain.T(now)},
+		{ID: domain.NewID("cf"), AccountID: acc, Collection: "Person", DataType: "bool", Key: "newsletter", FormType: "text", DateCreated: domain.T(now)},
 	}
 	if err := e.st.ImportCustomFields(ctx, acc, fields); err != nil {
 		t.Fatal(err)
@@ -175,6 +176,7 @@ func TestConsoleInChromium(t *testing.T) {
 		b.set("f-last_name", "Lovelace")
 		b.setNamed("custom_fields.plan", "gold")
 		b.setNamed("custom_fields.languages", "en\nfr")
+		b.setNamed("custom_fields.newsletter", "true") // a select, not a text box
 		b.submit("save", `section[aria-labelledby=edit-heading] button[type=submit]`)
 		b.wantText("the saved edit", "Saved.", "Lovelace", "gold")
 		b.tabTo("select#attach")
@@ -182,7 +184,7 @@ func TestConsoleInChromium(t *testing.T) {
 		b.submit("attach", `form[action$="/tags"] button[type=submit]`)
 		b.wantText("the tagged person", "Tag attached.", "Donor")
 		p, err := e.st.GetPerson(context.Background(), s.account, s.ada.ID)
-		if err != nil || p.LastName == nil || *p.LastName != "Lovelace" || p.CustomFields["plan"] != "gold" || len(p.TagIDs) != 2 {
+		if err != nil || p.LastName == nil || *p.LastName != "Lovelace" || p.CustomFields["plan"] != "gold" || p.CustomFields["newsletter"] != "true" || len(p.TagIDs) != 2 {
 			t.Fatalf("the person as stored after the console's edits: %+v, %v", p, err)
 		}
 
@@ -190,7 +192,7 @@ func TestConsoleInChromium(t *testing.T) {
 		b.open(e.url, "/console/tags")
 		b.set("f-name", "Board")
 		b.submit("create a tag", `form[method=post][action="/console/tags"] button[type=submit]`)
-		b.wantText("the tags", "Created.", "Board", "4 live tags")
+		b.wantText("the tags", "Created.", "Board", "4 live tags", "Persons")
 		b.check("tags")
 		b.open(e.url, "/console/custom-fields")
 		b.wantText("the custom fields", "crm_segment", "read-only", "managed by an integration")
@@ -203,6 +205,8 @@ func TestConsoleInChromium(t *testing.T) {
 		b.check("projects")
 
 		webhookFlow(t, e, b, s, rc, worker)
+		breadcrumbsFlow(t, e, b, s)
+		keysFlow(t, e, b, s)
 
 		// At a phone's width nothing runs off the side.
 		b.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
@@ -213,10 +217,6 @@ func TestConsoleInChromium(t *testing.T) {
 				t.Errorf("%s is wider than a phone's screen (%v)", path, err)
 			}
 		}
-		b.open(e.url, "/console/persons/"+s.ada.ID)
-		b.shoot("person-phone")
-		b.open(e.url, "/console/webhooks")
-		b.shoot("webhooks-phone")
 		b.do("desktop", chromedp.EmulateViewport(1280, 900))
 
 		erasureFlow(t, e, b, s)
@@ -318,7 +318,7 @@ func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receive
 	b.wantText("the webhooks", "CRM sync", "active", "1 succeeded")
 	b.check("webhooks")
 	b.open(e.url, "/console/webhooks/"+hook.ID)
-	b.wantText("the subscription", "1 deliveries", deliveryID, "succeeded")
+	b.wantText("the subscription", "1 delivery", deliveryID, "succeeded", "ada@example.org")
 	b.check("webhook")
 	b.do("filter failed", chromedp.SetValue(chromedp.ID("status"), "failed"))
 	b.submit("filter", `form[aria-label="Filter the deliveries"] button[type=submit]`)
@@ -355,6 +355,8 @@ func webhookFlow(t *testing.T, e *env, b *tab, s seeded, rc *webhooktest.Receive
 	if n := len(rc.Requests()); n != before+1 {
 		t.Fatalf("redelivering the failed sent %d requests, want 1", n-before)
 	}
+
+	accountLogFlow(t, e, b, s, hook)
 
 	// Rotation shows the new secret once, and the overlap; then delete.
 	b.open(e.url, "/console/webhooks/"+hook.ID)

@@ -209,6 +209,28 @@ func (b *tab) check(screen string) {
 		b.shoot(screen + "-" + scheme)
 	}
 	b.scheme("")
+	b.atPhoneWidth(screen)
+}
+
+// phoneWidth is the narrowest phone the console is drawn for.
+const phoneWidth = 375
+
+// atPhoneWidth lays the screen out at a phone's width: nothing may run off
+// its side, and it is photographed in both schemes; then back to the
+// desktop's width.
+func (b *tab) atPhoneWidth(screen string) {
+	b.t.Helper()
+	b.do("phone", chromedp.EmulateViewport(phoneWidth, 812, chromedp.EmulateMobile))
+	wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	if err != nil || wide {
+		b.t.Errorf("%s is wider than a phone's screen of %d px (%v)", screen, phoneWidth, err)
+	}
+	for _, scheme := range []string{"light", "dark"} {
+		b.scheme(scheme)
+		b.shoot(screen + "-phone-" + scheme)
+	}
+	b.scheme("")
+	b.do("desktop", chromedp.EmulateViewport(1280, 900))
 }
 
 // scheme emulates the system's light or dark setting ("": none).
@@ -228,6 +250,11 @@ func (b *tab) shoot(name string) {
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatal(err)
+	}
+	if os.Getenv("PDS_CONSOLE_SCREENSHOTS") != "" { // kept: made small
+		if png, err = smallPNG(png); err != nil {
+			b.t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)

@@ -11,7 +11,9 @@ import (
 // hour a bar, drawn as SVG on the server (the page runs no script) with
 // its numbers in words beside it.
 type chart struct {
-	Bars                     []bar
+	Bars []bar
+	// Ticks label the hour axis, every sixth hour, in UTC.
+	Ticks                    []tick
 	Succeeded, Failed, Error int
 	// Summary says what the chart shows, for those who do not see it.
 	Summary string
@@ -25,23 +27,38 @@ type bar struct {
 	Title string
 }
 
+// tick is a label of the hour axis, centred on its bar.
+type tick struct {
+	X     int
+	Label string
+}
+
 type rect struct {
 	Y, Height int
 	Class     string
 }
 
-// Chart geometry, in SVG user units.
+// Chart geometry, in SVG user units: the bars stand on the axis at
+// chartHeight, the hours' labels below it.
 const (
 	barWidth    = 10
 	barGap      = 2
 	chartHeight = 60
+	axisHeight  = 14
+	tickEvery   = 6
 )
 
 // Width is the chart's width.
 func (c chart) Width() int { return hours * (barWidth + barGap) }
 
-// Height is the chart's height.
-func (c chart) Height() int { return chartHeight }
+// Height is the chart's height, its axis labels included.
+func (c chart) Height() int { return chartHeight + axisHeight }
+
+// Base is where the bars stand: the axis.
+func (c chart) Base() int { return chartHeight }
+
+// LabelY is the baseline of the axis's labels.
+func (c chart) LabelY() int { return chartHeight + axisHeight - 3 }
 
 // BarWidth is a bar's width.
 func (c chart) BarWidth() int { return barWidth }
@@ -82,6 +99,9 @@ func newChart(id string, counts []domain.AttemptCount, now time.Time) chart {
 			b.Rects = append(b.Rects, rect{Y: y, Height: h, Class: part.class})
 		}
 		ch.Bars = append(ch.Bars, b)
+		if hour.Hour()%tickEvery == 0 {
+			ch.Ticks = append(ch.Ticks, tick{X: b.X + barWidth/2, Label: hour.Format("15:04")})
+		}
 	}
 	ch.Summary = fmt.Sprintf("Attempts in the last 24 hours: %d succeeded, %d failed, %d got no answer.", ch.Succeeded, ch.Failed, ch.Error)
 	return ch

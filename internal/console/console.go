@@ -76,6 +76,9 @@ func (s *Server) routes() {
 	s.erasureRoutes()
 	s.catalogRoutes()
 	s.webhookRoutes()
+	s.keyRoutes()
+	s.deliveryRoutes()
+	s.breadcrumbRoutes()
 }
 
 // now is the console's clock, in UTC.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,7 +101,14 @@ var funcs = template.FuncMap{
 		}
 		return *s
 	},
-	"join":   strings.Join,
+	"join": strings.Join,
+	// count says n things in words: "1 delivery", "2 deliveries".
+	"count": func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return strconv.Itoa(n) + " " + many
+	},
 	"hasTag": func(ids []string, id string) bool { return slices.Contains(ids, id) },
 	"hasKey": func(m map[string]string, k string) bool { _, ok := m[k]; return ok },
 	// personFields are the attributes Update Person writes, by form name.
@@ -131,9 +139,21 @@ var funcs = template.FuncMap{
 		}
 		return p.TagIDs
 	},
+	// deliveryPerson is how a delivery names its person: by id, with its
+	// email beside it for a key that may read persons (emails holds them
+	// only then), linked to the person's page.
+	"deliveryPerson": func(v view, id string, emails map[string]string) deliveryPersonView {
+		return deliveryPersonView{ID: id, Email: emails[id], Linked: v.V.Can(string(domain.ScopePersonsRead))}
+	},
 	"schemes": func(v view, chosen string) schemesView {
 		return schemesView{Schemes: domain.SignatureSchemes, Chosen: chosen, Error: v.FieldErrors["signature_scheme"]}
 	},
+}
+
+// deliveryPersonView is a delivery's person in a log.
+type deliveryPersonView struct {
+	ID, Email string
+	Linked    bool
 }
 
 // schemesView is a subscription form's choice of signature scheme.
@@ -186,6 +206,7 @@ var notices = map[string]string{
 	"erased":            "Erased: the person and everything held for it are gone.",
 	"erased-suppressed": "Erased, and its identifiers are suppressed: an upsert, breadcrumb or import that names one is refused.",
 	"lifted":            "Suppression lifted: writes that name that identifier are accepted again.",
+	"revoked":           "Revoked: requests with that key are refused from now on, on every instance.",
 }
 
 // done ends an action that changed something: back to a page (303, so a

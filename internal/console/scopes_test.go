@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/testenv"
 	"github.com/pds-dev/pds/internal/webhook"
@@ -44,7 +46,7 @@ func seedMarked(t *testing.T, e *env, rc *webhooktest.Receiver) marked {
 		"field description": "Fielddescription-Mq4", "email": "email-mq4@example.org", "external id": "extid-mq4",
 		"first name": "Firstname-Mq4", "last name": "Lastname-Mq4", "phone": "+44 20 7946 0444",
 		"field value": "Fieldvalue-Mq4", "campaign name": "Campaignname-Mq4", "project name": "Projectname-Mq4",
-		"project site": "https://site-mq4.example.org", "hook name": "Hookname-Mq4",
+		"project site": "https://site-mq4.example.org", "hook name": "Hookname-Mq4", "key name": "Keyname-Mq4",
 	}}
 	m.personData = []string{m.markers["email"], m.markers["external id"], m.markers["first name"], m.markers["last name"],
 		m.markers["phone"], m.markers["field value"]}
@@ -73,6 +75,16 @@ func seedMarked(t *testing.T, e *env, rc *webhooktest.Receiver) marked {
 	hook := domain.Webhook{ID: domain.NewID("wh"), AccountID: acc, Name: m.markers["hook name"], TargetURL: rc.URL,
 		Events: domain.WebhookEvents, IsActive: true, Secret: webhook.NewSecret(), SecretVersion: 1, CreatedAt: now, UpdatedAt: now}
 	if err := e.st.CreateWebhook(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	// A key of the account besides the test's own: its name shows only on
+	// the keys page, to a key that manages keys.
+	keyName := m.markers["key name"]
+	other, _, err := service.NewKey(service.KeyRequest{AccountID: acc, Scopes: []domain.Scope{domain.ScopeTagsRead}, Name: &keyName}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.CreateKey(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	value, _ := json.Marshal(m.markers["field value"])
@@ -126,6 +138,11 @@ type consolePage struct {
 	// shows are further reads whose answers the page shows when the key
 	// may make them.
 	shows []apiCall
+	// scope is the scope of a page that no API operation answers (the keys
+	// page: keys:write); reveals are the markers it may show then, as
+	// pds keys list would.
+	scope   domain.Scope
+	reveals []string
 }
 
 type apiCall struct{ method, path, body string }
@@ -146,8 +163,21 @@ func consolePages(m marked, now time.Time) []consolePage {
 		{path: "/console/campaigns", required: []apiCall{get("/campaigns")}},
 		{path: "/console/projects", required: []apiCall{get("/projects")}},
 		{path: "/console/webhooks", required: []apiCall{get("/webhooks")}},
-		{path: "/console/webhooks/" + m.hook, required: []apiCall{get(hook), get(hook + "/deliveries")}},
-		{path: "/console/webhooks/" + m.hook + "/deliveries/" + m.delivery, required: []apiCall{get(hook), get(hook + "/deliveries/" + m.delivery)}},
+		// A log shows each delivery's person's email beside its id to a
+		// key that may read the person.
+		{path: "/console/webhooks/" + m.hook, required: []apiCall{get(hook), get(hook + "/deliveries")},
+			shows: []apiCall{get("/persons/" + m.person)}},
+		{path: "/console/webhooks/" + m.hook + "/deliveries/" + m.delivery, required: []apiCall{get(hook), get(hook + "/deliveries/" + m.delivery)},
+			shows: []apiCall{get("/persons/" + m.person)}},
+		// The log of every subscription: the account has one, whose log it is.
+		{path: "/console/deliveries", required: []apiCall{get("/webhooks"), get(hook + "/deliveries")},
+			shows: []apiCall{get("/persons/" + m.person)}},
+		{path: "/console/deliveries?status=succeeded&within=24h&webhook_id=" + m.hook, required: []apiCall{get("/webhooks"), get(hook + "/deliveries?status=succeeded")},
+			shows: []apiCall{get("/persons/" + m.person)}},
+		{path: "/console/breadcrumbs", required: []apiCall{get("/breadcrumbs")}},
+		{path: "/console/breadcrumbs?flavor=page_view&person_id=" + m.person + "&campaign_id=" + m.campaign + "&project_id=" + m.project +
+			"&since=2000-01-01T00%3A00&until=2100-01-01T00%3A00", required: []apiCall{get("/breadcrumbs?flavor=page_view&person_id=" + m.person)}},
+		{path: "/console/keys", scope: domain.ScopeKeysWrite, reveals: []string{m.markers["key name"]}},
 		// Erasing, which the confirmation offers, takes persons:erase (a
 		// suppress the API refuses tells whether the key may, erasing
 		// nothing); its identifiers show as Get Person answers them.
@@ -221,6 +251,13 @@ func TestEveryPageShowsWhatTheAPIAnswersTheKey(t *testing.T) {
 						}
 						answered += body
 					}
+					if cp.scope != "" {
+						if slices.Contains(scopes, cp.scope) {
+							answered += strings.Join(cp.reveals, "\n")
+						} else {
+							want = http.StatusForbidden
+						}
+					}
 					for _, c := range append(cp.shows, get("/me")) {
 						if status, body := e.call(key, c); status == http.StatusOK {
 							answered += body
@@ -252,6 +289,10 @@ func TestEveryPageShowsWhatTheAPIAnswersTheKey(t *testing.T) {
 						ofThePerson = append(m.personData[:len(m.personData):len(m.personData)], m.markers["tag id"], m.markers["field key"])
 					case strings.Contains(cp.path, "/deliveries/"):
 						ofThePerson = m.personData
+					case strings.HasPrefix(cp.path, "/console/deliveries") || cp.path == "/console/webhooks/"+m.hook:
+						ofThePerson = []string{m.markers["email"]}
+					case cp.scope != "":
+						ofThePerson = cp.reveals
 					}
 					for _, marker := range ofThePerson {
 						if strings.Contains(answered, marker) && !strings.Contains(shown, marker) {

@@ -146,6 +146,8 @@ type webhookView struct {
 	Statuses, Events                []string
 	Windows                         []window
 	Form                            url.Values
+	// Emails are the persons' emails by id, for a key that may read them.
+	Emails map[string]string
 }
 
 // webhook shows one subscription: its state, its edit form, and its
@@ -187,6 +189,9 @@ func (s *Server) webhookPage(r *http.Request, v *viewer) (webhookView, error) {
 	}
 	wv.Status, wv.Event, wv.PersonID, wv.Within = f.Status, f.Event, f.PersonID, q.Get("within")
 	if wv.Deliveries, wv.Total, err = s.store.ListDeliveries(ctx, acc, hook.ID, f, pr); err != nil {
+		return wv, err
+	}
+	if wv.Emails, err = s.personEmails(ctx, v, wv.Deliveries); err != nil {
 		return wv, err
 	}
 	wv.Page = pr
@@ -279,6 +284,8 @@ type deliveryView struct {
 	// Body is the body as sent, indented for reading; empty for a key that
 	// may not read the person it holds (viewer.SeesDeliveryBody).
 	Body string
+	// Emails holds the person's email, for a key that may read it.
+	Emails map[string]string
 }
 
 // delivery shows one delivery, as Get delivery answers the same key: each
@@ -300,8 +307,12 @@ func (s *Server) delivery(w http.ResponseWriter, r *http.Request, v *viewer) err
 		body.Write(d.Body)
 	}
 	slices.Reverse(attempts) // the latest first, as the log
+	emails, err := s.personEmails(ctx, v, []domain.Delivery{*d})
+	if err != nil {
+		return err
+	}
 	s.render(w, r, v, http.StatusOK, "delivery", "Delivery "+d.ID, deliveryView{
-		Subscription: viewSubscription(*hook), Delivery: d, Attempts: attempts, Body: body.String()})
+		Subscription: viewSubscription(*hook), Delivery: d, Attempts: attempts, Body: body.String(), Emails: emails})
 	return nil
 }
 

@@ -23,6 +23,11 @@ const (
 	ScopeCustomFieldsWrite Scope = "custom_fields:write"
 	ScopeWebhooksRead      Scope = "webhooks:read"
 	ScopeWebhooksWrite     Scope = "webhooks:write"
+	// ScopeKeysWrite manages the account's API keys in the console: lists
+	// them, mints and revokes them. It covers the list too, since a list of
+	// keys is of use only to one who manages them; a key holding it may
+	// mint a key of any scope, so it is as strong as every scope.
+	ScopeKeysWrite Scope = "keys:write"
 )
 
 // AllScopes lists every scope in a stable order.
@@ -30,7 +35,7 @@ var AllScopes = []Scope{
 	ScopePersonsRead, ScopePersonsWrite, ScopeTagsRead, ScopeTagsWrite,
 	ScopeCampaignsRead, ScopeProjectsRead, ScopeBreadcrumbsRead, ScopeBreadcrumbsWrite,
 	ScopeCustomFieldsRead, ScopeCustomFieldsWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
-	ScopePersonsErase,
+	ScopePersonsErase, ScopeKeysWrite,
 }
 
 // ParseScopes reads a comma-separated scope list; "all" stands for every scope.

@@ -44,7 +44,9 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 			}
 		}
 		for _, sc := range domain.AllScopes {
-			if checked[sc] == 0 {
+			// keys:write is the console's keys page's alone: no operation
+			// of the API manages keys.
+			if checked[sc] == 0 && sc != domain.ScopeKeysWrite {
 				t.Errorf("no route requires %s", sc)
 			}
 		}

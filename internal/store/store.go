@@ -93,6 +93,10 @@ type Keys interface {
 	ListKeys(ctx context.Context, accountID string) ([]domain.APIKey, error)
 	// RevokeKey marks a key revoked; domain.ErrNotFound when absent.
 	RevokeKey(ctx context.Context, keyID string, at time.Time) (revokedAt time.Time, err error)
+	// RevokeAccountKey is RevokeKey for a key of the account: another
+	// account's key is as absent as one that never was (the console's keys
+	// page revokes through it).
+	RevokeAccountKey(ctx context.Context, accountID, keyID string, at time.Time) (revokedAt time.Time, err error)
 	// TouchKey records the last use of a key.
 	TouchKey(ctx context.Context, keyID string, at time.Time) error
 }

@@ -37,6 +37,10 @@ type Webhooks interface {
 	// through, newest first (creation time, then id), with their exact
 	// total.
 	ListDeliveries(ctx context.Context, accountID, webhookID string, f domain.DeliveryFilter, p domain.PageRequest) ([]domain.Delivery, int, error)
+	// ListAccountDeliveries pages the deliveries of every subscription of
+	// the account that f lets through, in ListDeliveries' order, with their
+	// exact total.
+	ListAccountDeliveries(ctx context.Context, accountID string, f domain.DeliveryFilter, p domain.PageRequest) ([]domain.Delivery, int, error)
 	// GetDelivery returns one delivery, its body as sent included, with its
 	// attempts, oldest first.
 	GetDelivery(ctx context.Context, accountID, webhookID, id string) (*domain.Delivery, []domain.DeliveryAttempt, error)

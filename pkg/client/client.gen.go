@@ -445,6 +445,7 @@ const (
 	ScopeCampaignsRead     Scope = "campaigns:read"
 	ScopeCustomFieldsRead  Scope = "custom_fields:read"
 	ScopeCustomFieldsWrite Scope = "custom_fields:write"
+	ScopeKeysWrite         Scope = "keys:write"
 	ScopePersonsErase      Scope = "persons:erase"
 	ScopePersonsRead       Scope = "persons:read"
 	ScopePersonsWrite      Scope = "persons:write"
@@ -467,6 +468,8 @@ func (e Scope) Valid() bool {
 	case ScopeCustomFieldsRead:
 		return true
 	case ScopeCustomFieldsWrite:
+		return true
+	case ScopeKeysWrite:
 		return true
 	case ScopePersonsErase:
 		return true
@@ -1429,7 +1432,9 @@ type RotateResponse struct {
 }
 
 // Scope `persons:erase` erases persons and reads and lifts suppressions; `persons:write` does not
-// imply it. `all` (of `pds keys create`) grants it.
+// imply it. `keys:write` lists, mints and revokes the account's keys in the console (no
+// operation of this document needs it); a key holding it may mint a key of every scope. `all`
+// (of `pds keys create`) grants both.
 type Scope string
 
 // SignatureScheme How a subscription's deliveries are signed. Every delivery carries the spec's headers

@@ -52,6 +52,7 @@ var Dialect = sqlstore.Dialect{
 		set_config('enable_mergejoin', 'off', true), set_config('enable_seqscan', 'off', true),
 		set_config('enable_bitmapscan', 'off', true)`,
 	RowValueRanges: true,
+	BoundedMerges:  true,
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	// A batch is the transactions the cut sees and the base did not: those

@@ -144,6 +144,22 @@ func (s *Store) ListKeys(ctx context.Context, accountID string) ([]domain.APIKey
 
 // RevokeKey marks a key revoked; revoking twice keeps the first time.
 func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) (time.Time, error) {
+	return s.revokeKey(ctx, "", keyID, at)
+}
+
+// RevokeAccountKey is RevokeKey for a key of the account alone.
+func (s *Store) RevokeAccountKey(ctx context.Context, accountID, keyID string, at time.Time) (time.Time, error) {
+	return s.revokeKey(ctx, accountID, keyID, at)
+}
+
+// revokeKey revokes keyID, of accountID unless it is "" (the command
+// line, which names a key and no account).
+func (s *Store) revokeKey(ctx context.Context, accountID, keyID string, at time.Time) (time.Time, error) {
+	var args sqlArgs
+	query := `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ` + args.add(at.UnixMilli()) + `) WHERE id = ` + args.add(keyID)
+	if accountID != "" {
+		query += ` AND account_id = ` + args.add(accountID)
+	}
 	var revokedAt int64
 	found := false
 	err := s.writeQuery(ctx, func(rows *sql.Rows) error {
@@ -155,7 +171,7 @@ func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) (time
 			}
 		}
 		return rows.Err()
-	}, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 RETURNING revoked_at`, at.UnixMilli(), keyID)
+	}, query+` RETURNING revoked_at`, args...)
 	if err != nil {
 		return time.Time{}, err
 	}

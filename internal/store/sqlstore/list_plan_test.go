@@ -141,6 +141,21 @@ func TestHotQueryPlans(t *testing.T) {
 			{"deliveries of one event, deep page", listDeliveries(ctx, rs, acc, hook, domain.DeliveryFilter{Event: domain.EventPersonUpdated}, 25)},
 			{"deliveries of one person", listDeliveries(ctx, rs, acc, hook, domain.DeliveryFilter{PersonID: seededPerson(acc, 7)}, 1)},
 			{"deliveries of one person, failed", listDeliveries(ctx, rs, acc, hook, domain.DeliveryFilter{PersonID: seededPerson(acc, 3), Status: domain.DeliveryFailed}, 1)},
+			// The console's log of every subscription of the account: a
+			// merge of each one's index range, never a sort of them all.
+			{"account deliveries, page 1", listAccountDeliveries(ctx, rs, acc, domain.DeliveryFilter{}, 1)},
+			{"account deliveries, deep page", listAccountDeliveries(ctx, rs, acc, domain.DeliveryFilter{}, 90)},
+			{"account deliveries, last page", listAccountDeliveries(ctx, rs, acc, domain.DeliveryFilter{}, 240)},
+			{"account deliveries failed", listAccountDeliveries(ctx, rs, acc, domain.DeliveryFilter{Status: domain.DeliveryFailed}, 1)},
+			{"account deliveries of one person", listAccountDeliveries(ctx, rs, acc, domain.DeliveryFilter{PersonID: seededPerson(acc, 7)}, 1)},
+			// The tags screen's count of each tag's holders: its bits.
+			{"tag holder counts", func() error {
+				got, err := rs.TagHolderCounts(ctx, acc, tags)
+				if err == nil && got[tags[0]] == 0 {
+					err = fmt.Errorf("counts %v", got)
+				}
+				return err
+			}},
 			{"account counts", func() error {
 				c, err := rs.AccountCounts(ctx, acc)
 				if err == nil && (c.Persons != 3000 || c.Breadcrumbs != 6000 || c.Subscriptions != 2 || c.PendingDeliveries != 120) {
@@ -277,6 +292,16 @@ func exportPersons(ctx context.Context, rs rawStore, acc string, sel domain.Pers
 func listDeliveries(ctx context.Context, rs rawStore, acc, hook string, f domain.DeliveryFilter, page int) func() error {
 	return func() error {
 		got, total, err := rs.ListDeliveries(ctx, acc, hook, f, domain.PageRequest{Page: page, Size: 25})
+		if err == nil && (len(got) == 0 || total == 0) {
+			err = fmt.Errorf("page %d is empty (total %d): the case reads nothing", page, total)
+		}
+		return err
+	}
+}
+
+func listAccountDeliveries(ctx context.Context, rs rawStore, acc string, f domain.DeliveryFilter, page int) func() error {
+	return func() error {
+		got, total, err := rs.ListAccountDeliveries(ctx, acc, f, domain.PageRequest{Page: page, Size: 25})
 		if err == nil && (len(got) == 0 || total == 0) {
 			err = fmt.Errorf("page %d is empty (total %d): the case reads nothing", page, total)
 		}

@@ -153,6 +153,13 @@ type Dialect struct {
 	// serve "id > $2" from the primary key, across every account); SQLite
 	// reads a row value as a filter. See exportRange.
 	RowValueRanges bool
+	// BoundedMerges says the planner merges a union of ordered index
+	// ranges only when each is a subquery with its own ORDER BY and LIMIT
+	// (PostgreSQL: Merge Append of bounded scans, where it would append
+	// unbounded ones and sort them all); SQLite merges the ranges
+	// themselves, and would sort each bounded subquery again. See
+	// ListAccountDeliveries.
+	BoundedMerges bool
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions

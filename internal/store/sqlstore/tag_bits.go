@@ -150,6 +150,35 @@ func countAll(tags []map[int64]*chunk) int {
 // tagHolders counts the persons of the account who hold every one of tags
 // (distinct ids), in the caller's snapshot.
 func tagHolders(ctx context.Context, q querier, accountID string, tags []string) (int, error) {
+	chunks, err := tagChunks(ctx, q, accountID, tags)
+	if err != nil {
+		return 0, err
+	}
+	return countAll(chunks), nil
+}
+
+// TagHolderCounts counts each tag's holders from its bits, in one statement
+// (one snapshot): its chunks by the primary key of tag_bits, its deltas
+// not yet folded by tag_bit_deltas_tag.
+func (s *Store) TagHolderCounts(ctx context.Context, accountID string, tagIDs []string) (map[string]int, error) {
+	out := make(map[string]int, len(tagIDs))
+	if len(tagIDs) == 0 {
+		return out, nil
+	}
+	tags := slices.Compact(slices.Sorted(slices.Values(tagIDs)))
+	chunks, err := tagChunks(ctx, s.reader(), accountID, tags)
+	if err != nil {
+		return nil, err
+	}
+	for i, tag := range tags {
+		out[tag] = countAll(chunks[i : i+1])
+	}
+	return out, nil
+}
+
+// tagChunks reads the bits of each of tags (distinct ids), its deltas not
+// yet folded applied: one map per tag, from chunk number to its bits.
+func tagChunks(ctx context.Context, q querier, accountID string, tags []string) ([]map[int64]*chunk, error) {
 	index := map[string]int{}
 	chunks := make([]map[int64]*chunk, len(tags))
 	for i, t := range tags {
@@ -165,7 +194,7 @@ func tagHolders(ctx context.Context, q querier, accountID string, tags []string)
 		UNION ALL SELECT 1, tag_id, ord, NULL, CAST(SUM(n) AS BIGINT) FROM tag_bit_deltas
 		WHERE account_id = `+account+` AND tag_id IN (`+in+`) GROUP BY tag_id, ord`, args...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer rows.Close()
 	var deltas []bitDelta
@@ -177,7 +206,7 @@ func tagHolders(ctx context.Context, q querier, accountID string, tags []string)
 			stored    []byte
 		)
 		if err := rows.Scan(&kind, &tag, &number, &stored, &n); err != nil {
-			return 0, err
+			return nil, err
 		}
 		if kind == 1 {
 			deltas = append(deltas, bitDelta{accountID, tag, number, n})
@@ -185,18 +214,18 @@ func tagHolders(ctx context.Context, q querier, accountID string, tags []string)
 		}
 		c, err := decodeChunk(stored)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		chunks[index[tag]][number] = &c
 	}
 	if err := rows.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Applied once every chunk is read, whatever order the rows came in.
 	for k, ch := range chunkChanges(deltas) {
 		ch.applyTo(chunks[index[k.tag]], k.number)
 	}
-	return countAll(chunks), nil
+	return chunks, nil
 }
 
 func scanBitDelta(sc scanner) (bitDelta, error) {

@@ -1,0 +1,89 @@
+package sqlstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// mergedSubscriptions bounds the subscriptions whose logs an account's log
+// merges, one ordered index range each; past it the log is read as one
+// range of subscriptions and sorted (SQLite allows at most 500 terms in a
+// compound select, and an account has a handful of subscriptions).
+const mergedSubscriptions = 100
+
+// ListAccountDeliveries pages the deliveries of every subscription of the
+// account that f lets through, newest first, in one read snapshot. The
+// subscriptions are read first, from the account's own rows; each one's log
+// is then the index range ListDeliveries reads, as far as the page may
+// need it (Dialect.BoundedMerges), and the page is their merge in the log's
+// order (a UNION ALL that both engines merge rather than sort: PostgreSQL's
+// Merge Append, SQLite's ordered compound select). As a log's pages, one past the middle is read
+// from the far end.
+// The total is the sum of each log's count, each counted in its index.
+func (s *Store) ListAccountDeliveries(ctx context.Context, accountID string, f domain.DeliveryFilter, p domain.PageRequest) (out []domain.Delivery, total int, err error) {
+	if err := checkPage(p); err != nil {
+		return nil, 0, err
+	}
+	scan := func(sc scanner) (*domain.Delivery, error) { return scanDelivery(sc) }
+	err = s.inReadTx(ctx, func(q querier) error {
+		out, total = nil, 0
+		ids, err := queryAll(ctx, q, func(sc scanner) (string, error) {
+			var id string
+			return id, sc.Scan(&id)
+		}, `SELECT id FROM webhooks WHERE account_id = $1`, accountID)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		var args sqlArgs
+		var wheres, counts []string
+		if len(ids) > mergedSubscriptions {
+			where := `deliveries d WHERE d.webhook_id IN (SELECT w.id FROM webhooks w WHERE w.account_id = ` + args.add(accountID) + `)` +
+				filtered(&args, "d.", f)
+			items, n, err := listPage(ctx, q, deliveryColumns, where, `d.created_at DESC, d.id DESC`, args, p, byValue(scan))
+			out, total = items, n
+			return err
+		}
+		for _, id := range ids {
+			where := `deliveries d WHERE d.webhook_id = ` + args.add(id) + filtered(&args, "d.", f)
+			wheres = append(wheres, where)
+			counts = append(counts, `(SELECT COUNT(*) FROM `+where+`)`)
+		}
+		if err := q.queryRow(ctx, `SELECT `+strings.Join(counts, " + "), args...).Scan(&total); err != nil {
+			return err
+		}
+		span, ok := spanOf(q, p, total)
+		if !ok {
+			out = []domain.Delivery{}
+			return nil
+		}
+		order, armOrder := `created_at DESC, id DESC`, `d.created_at DESC, d.id DESC`
+		if span.fromEnd {
+			order, armOrder = reversedOrder(order), reversedOrder(armOrder)
+		}
+		// Each log as one index range: bounded to the rows the page may
+		// need of it, in order, where the engine merges only such ranges
+		// (Dialect.BoundedMerges).
+		arms := make([]string, len(wheres))
+		var reach string
+		if s.dialect.BoundedMerges {
+			reach = args.add(span.skip + span.limit)
+		}
+		for i, where := range wheres {
+			arms[i] = `SELECT ` + deliveryColumns + ` FROM ` + where
+			if reach != "" {
+				arms[i] = `SELECT * FROM (` + arms[i] + ` ORDER BY ` + armOrder + ` LIMIT ` + reach + `) a` + strconv.Itoa(i)
+			}
+		}
+		page := `SELECT * FROM (` + strings.Join(arms, " UNION ALL ") + `) d ORDER BY ` + order +
+			` LIMIT ` + args.add(span.limit) + ` OFFSET ` + args.add(span.skip)
+		if out, err = queryAll(ctx, q, byValue(scan), page, args...); err != nil {
+			return err
+		}
+		turn(span, out)
+		return nil
+	})
+	return out, total, err
+}
