@@ -27,7 +27,18 @@ const importPersonsHelp = `Each line is one Upsert Person body: {"external_id", 
 "last_name", "phone", "custom_fields"}, plus "tag_ids": live tags of the account to attach.
 Each line follows Upsert Person: it matches by external_id, then email, then f_id, or
 creates a person; an identifier another person holds, an unknown or archived tag, or an
-unknown custom field fails the import at that line. Lines are decoded as strictly as API
+unknown custom field fails the import at that line.
+
+The lines of GET /persons/export are taken as they are ("id", "date_created" and
+"date_last_seen" too). Into the account they were exported from, a line whose id is a
+person of the account restores that person exactly as exported: identifiers, names,
+phone, its custom values and tags exactly those of the line (others removed), and its
+dates; a person already so is unchanged. Into another account, ids are kept only where
+no person of the database has them (a person of another account in the same database
+does: the new person gets a new id); custom fields are matched by key among the
+account's Person fields; tag ids are another account's tags, which this account does
+not hold, so such lines fail: drop them first (jq -c '.tag_ids = []'). A person created
+keeps the line's dates; one matched by identifiers keeps its own. Lines are decoded as strictly as API
 bodies (unknown members, wrong types, a member twice are errors). Every line is checked
 before anything is written: a bad line imports nothing. On PostgreSQL the file is
 written in one transaction, so a line the database refuses imports nothing either; on
@@ -152,11 +163,15 @@ func (e cmdEnv) openSpooled(name string) (spooled, error) {
 	return spooled{f, drop}, nil
 }
 
-// personLine is one line of the input: an Upsert Person body plus tag_ids.
+// personLine is one line of the input: an Upsert Person body plus tag_ids,
+// and the members of a line of GET /persons/export (id and the dates).
 type personLine struct {
 	domain.PersonUpsert `json:",inline"`
 	// Pointers tell a null item, which would decode as "", from a string.
-	TagIDs []*string `json:"tag_ids"`
+	TagIDs       []*string    `json:"tag_ids"`
+	ID           *string      `json:"id"`
+	DateCreated  *domain.Time `json:"date_created"`
+	DateLastSeen *domain.Time `json:"date_last_seen"`
 }
 
 // decodePersonLine reads and checks one line as POST /persons reads and
@@ -173,7 +188,19 @@ func decodePersonLine(raw []byte) (store.PersonImport, error) {
 	if len(l.TagIDs) > maxLineTags {
 		return store.PersonImport{}, fmt.Errorf("/tag_ids may hold at most %d tag ids; got %d", maxLineTags, len(l.TagIDs))
 	}
-	rec := store.PersonImport{Person: l.PersonUpsert, TagIDs: make([]string, len(l.TagIDs))}
+	rec := store.PersonImport{Person: l.PersonUpsert, TagIDs: make([]string, len(l.TagIDs)), HasTagIDs: l.TagIDs != nil}
+	if l.ID != nil {
+		if !strings.HasPrefix(*l.ID, domain.PersonIDPrefix+"_") {
+			return store.PersonImport{}, fmt.Errorf("/id: %q is not a person id (per_...)", *l.ID)
+		}
+		rec.ID = *l.ID
+	}
+	if l.DateCreated != nil {
+		rec.DateCreated = &l.DateCreated.Time
+	}
+	if l.DateLastSeen != nil {
+		rec.DateLastSeen = &l.DateLastSeen.Time
+	}
 	for i, id := range l.TagIDs {
 		if id == nil || *id == "" {
 			return store.PersonImport{}, fmt.Errorf("/tag_ids/%d: every item of tag_ids must be a non-empty tag id string", i)

@@ -66,7 +66,7 @@ func (s *Server) exportPersons(w http.ResponseWriter, r *http.Request) error {
 		for i := range c.persons {
 			// Each line is made in the buffer's free space, so that it is
 			// copied only when the buffer is full.
-			if _, err := out.Write(personview.AppendCompactLine(out.AvailableBuffer(), &c.persons[i])); err != nil {
+			if _, err := out.Write(personview.AppendExportLine(out.AvailableBuffer(), &c.persons[i])); err != nil {
 				s.abortExport(ctx, r, err)
 			}
 		}

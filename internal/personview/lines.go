@@ -13,12 +13,27 @@ import (
 // reflection and allocations per value (an export writes a million of
 // them). TestAppendCompactLineMatchesEncoder holds the two equal.
 func AppendCompactLine(dst []byte, p *domain.Person) []byte {
+	return appendLine(dst, p, false)
+}
+
+// AppendExportLine appends a line of GET /persons/export: the compact
+// representation with f_id after external_id (Exported(p)), so that the
+// export holds every identifier a restore (pds import persons) matches on.
+func AppendExportLine(dst []byte, p *domain.Person) []byte {
+	return appendLine(dst, p, true)
+}
+
+func appendLine(dst []byte, p *domain.Person, withFID bool) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = appendString(dst, p.ID)
 	dst = append(dst, `,"email":`...)
 	dst = appendText(dst, p.Email)
 	dst = append(dst, `,"external_id":`...)
 	dst = appendText(dst, p.ExternalID)
+	if withFID {
+		dst = append(dst, `,"f_id":`...)
+		dst = appendText(dst, p.FID)
+	}
 	dst = append(dst, `,"first_name":`...)
 	dst = appendText(dst, p.FirstName)
 	dst = append(dst, `,"last_name":`...)

@@ -29,7 +29,7 @@ func TestAppendCompactLineMatchesEncoder(t *testing.T) {
 	var want bytes.Buffer
 	enc := json.NewEncoder(&want)
 	for i := range 5000 {
-		p := domain.Person{ID: pick(), Email: maybe(), ExternalID: maybe(), FirstName: maybe(), LastName: maybe(), Phone: maybe(),
+		p := domain.Person{ID: pick(), Email: maybe(), ExternalID: maybe(), FID: maybe(), FirstName: maybe(), LastName: maybe(), Phone: maybe(),
 			DateCreated:  time.UnixMilli(rng.Int64N(1 << 46)).In(time.FixedZone("x", 3600*rng.IntN(12))).Add(time.Duration(rng.IntN(1e6))),
 			DateLastSeen: time.UnixMilli(rng.Int64N(1 << 48))}
 		switch rng.IntN(3) {
@@ -49,6 +49,13 @@ func TestAppendCompactLineMatchesEncoder(t *testing.T) {
 		}
 		if got := AppendCompactLine(nil, &p); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("person %d:\ngot  %s\nwant %s", i, got, want.Bytes())
+		}
+		want.Reset()
+		if err := enc.Encode(Exported(&p)); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendExportLine(nil, &p); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("export line of person %d:\ngot  %s\nwant %s", i, got, want.Bytes())
 		}
 	}
 }

@@ -43,6 +43,30 @@ func Compact(p *domain.Person) CompactPerson {
 	}
 }
 
+// ExportedPerson is a line of the export: the compact representation and
+// f_id, which Upsert Person matches on and a restore must give back.
+type ExportedPerson struct {
+	ID           string            `json:"id"`
+	Email        *string           `json:"email"`
+	ExternalID   *string           `json:"external_id"`
+	FID          *string           `json:"f_id"`
+	FirstName    *string           `json:"first_name"`
+	LastName     *string           `json:"last_name"`
+	Phone        *string           `json:"phone"`
+	CustomFields map[string]string `json:"custom_fields"`
+	TagIDs       []string          `json:"tag_ids"`
+	DateCreated  domain.Time       `json:"date_created"`
+	DateLastSeen domain.Time       `json:"date_last_seen"`
+}
+
+// Exported renders a line of the export.
+func Exported(p *domain.Person) ExportedPerson {
+	c := Compact(p)
+	return ExportedPerson{ID: c.ID, Email: c.Email, ExternalID: c.ExternalID, FID: p.FID, FirstName: c.FirstName,
+		LastName: c.LastName, Phone: c.Phone, CustomFields: c.CustomFields, TagIDs: c.TagIDs,
+		DateCreated: c.DateCreated, DateLastSeen: c.DateLastSeen}
+}
+
 // ExtendedPerson is the extended view: every key always present, a value the
 // person does not hold is null, [] or {}.
 type ExtendedPerson struct {

@@ -39,8 +39,25 @@ type PersonImport struct {
 	Line   int
 	Person domain.PersonUpsert
 	// TagIDs are attached, as Add Person Tags does; tags the person holds
-	// already stay, and so do those it holds that are not listed.
+	// already stay, and so do those it holds that are not listed (but
+	// for a restore, below).
 	TagIDs []string
+	// HasTagIDs says the line listed tag_ids (perhaps none).
+	HasTagIDs bool
+
+	// ID, when set, is the person the line was exported from (GET
+	// /persons/export). When a person of the account has it, the line
+	// restores that person: its identifiers, names and phone as the line
+	// gives them, its live custom values and live tags exactly those of
+	// the line (archived ones stay), and its dates the line's, whatever
+	// its identifiers match. Otherwise the line is an upsert as any, and a
+	// person it creates takes this id unless a person of the database (of
+	// another account) has it.
+	ID string
+	// DateCreated and DateLastSeen, when set, are the dates of a person
+	// the line restores or creates; a person matched by its identifiers
+	// keeps its own.
+	DateCreated, DateLastSeen *time.Time
 }
 
 // PersonImportCounts tells what an import did to the persons of its lines:

@@ -1137,6 +1137,33 @@ type PersonDeleted struct {
 	ID          string   `json:"id"`
 }
 
+// PersonExportLine A line of Export Persons: the compact person (`Person`) and its `f_id`, every identifier
+// Upsert Person matches on, so that `pds import persons` restores the person from it.
+type PersonExportLine struct {
+	// CustomFields The values the person holds for live Person custom fields, keyed by the field's public
+	// `key`, each as stored: always a string (`5` is `"5"`, `true` is `"true"`, a list is its
+	// JSON text such as `"[\"a\",\"b\"]"`). Values of archived fields are kept but not shown.
+	CustomFields CustomFieldValues `json:"custom_fields"`
+
+	// DateCreated RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	DateCreated DateTime `json:"date_created"`
+
+	// DateLastSeen RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	DateLastSeen DateTime                  `json:"date_last_seen"`
+	Email        nullable.Nullable[string] `json:"email"`
+	ExternalID   nullable.Nullable[string] `json:"external_id"`
+	FId          nullable.Nullable[string] `json:"f_id"`
+	FirstName    nullable.Nullable[string] `json:"first_name"`
+	ID           string                    `json:"id"`
+	LastName     nullable.Nullable[string] `json:"last_name"`
+	Phone        nullable.Nullable[string] `json:"phone"`
+	TagIds       []string                  `json:"tag_ids"`
+}
+
 // PersonExtended The extended view (spec section 2.9): the `data` of a webhook delivery and the answer of
 // `GET /persons/{person_id}?extended=true`. Every key is always present; a value the person
 // does not hold is `null`, `[]` or `{}`.
@@ -3029,8 +3056,10 @@ type ClientInterface interface {
 
 	// ExportPersons Export every person as JSON lines
 	//
-	// Streams every person of the account as `application/x-ndjson`: one compact person (the
-	// `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
+	// Streams every person of the account as `application/x-ndjson`: one compact person and
+	// its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
+	// last person. `pds import persons` takes these lines as they are: into the same account
+	// each restores its person as exported. The server
 	// reads the account a chunk at a time as it sends, in constant memory; each person appears
 	// once, as it stood when the export began.
 	//
@@ -4079,8 +4108,10 @@ func (c *Client) ListPersonChanges(ctx context.Context, params *ListPersonChange
 
 // ExportPersons Export every person as JSON lines
 //
-// Streams every person of the account as `application/x-ndjson`: one compact person (the
-// `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
+// Streams every person of the account as `application/x-ndjson`: one compact person and
+// its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
+// last person. `pds import persons` takes these lines as they are: into the same account
+// each restores its person as exported. The server
 // reads the account a chunk at a time as it sends, in constant memory; each person appears
 // once, as it stood when the export began.
 //
@@ -7618,8 +7649,10 @@ type ClientWithResponsesInterface interface {
 
 	// ExportPersonsWithResponse Export every person as JSON lines
 	//
-	// Streams every person of the account as `application/x-ndjson`: one compact person (the
-	// `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
+	// Streams every person of the account as `application/x-ndjson`: one compact person and
+	// its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
+	// last person. `pds import persons` takes these lines as they are: into the same account
+	// each restores its person as exported. The server
 	// reads the account a chunk at a time as it sends, in constant memory; each person appears
 	// once, as it stood when the export began.
 	//
@@ -13529,8 +13562,10 @@ func (c *ClientWithResponses) ListPersonChangesWithResponse(ctx context.Context,
 
 // ExportPersonsWithResponse Export every person as JSON lines
 //
-// Streams every person of the account as `application/x-ndjson`: one compact person (the
-// `Person` schema) per line, ordered by `id`, and nothing after the last person. The server
+// Streams every person of the account as `application/x-ndjson`: one compact person and
+// its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
+// last person. `pds import persons` takes these lines as they are: into the same account
+// each restores its person as exported. The server
 // reads the account a chunk at a time as it sends, in constant memory; each person appears
 // once, as it stood when the export began.
 //

@@ -42,7 +42,7 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	s.folder.pause()
 	defer s.folder.resume()
 	im := &personImporter{s: s, ctx: ctx, accountID: accountID, w: w, liveTag: map[string]bool{},
-		nextAnalyze: firstAnalyze, ids: newPersonIDs(w.Now)}
+		nextAnalyze: firstAnalyze, ids: newPersonIDs(w.Now), ownIDs: map[string]bool{}, takenIDs: map[string]bool{}}
 	lines = normalizedLines(lines)
 	if s.dialect.ImportCommitsChunks {
 		if through, err := s.importInChunks(ctx, im, lines); err != nil {
@@ -179,6 +179,10 @@ type personImporter struct {
 	// changed lists the persons the chunk created or changed, in the
 	// order of its lines, for the change feed (reorderChanges).
 	changed []string
+	// ownIDs are the ids of the chunk's lines that persons of the account
+	// hold (those lines restore them); takenIDs those any person of the
+	// database holds or a line before took (person_restore.go).
+	ownIDs, takenIDs map[string]bool
 }
 
 // newPerson is a person a line creates, waiting to be written.
@@ -188,6 +192,9 @@ type newPerson struct {
 	attrs  attributes
 	values []service.ValueChange
 	tags   []string
+	// createdAt and lastSeenAt are unix milliseconds: the line's dates,
+	// or the import's time.
+	createdAt, lastSeenAt int64
 }
 
 // identifier kinds, in the order of personImporter.taken.
@@ -230,6 +237,9 @@ func (im *personImporter) chunk() error {
 		return err
 	}
 	if err := im.refuseSuppressed(); err != nil {
+		return err
+	}
+	if err := im.lookupIDs(); err != nil {
 		return err
 	}
 	if err := im.lockHeld(); err != nil {
@@ -293,14 +303,19 @@ func (im *personImporter) line(rec store.PersonImport) error {
 			im.taken[kind][v] = true
 		}
 	}
+	if rec.ID != "" && im.ownIDs[rec.ID] {
+		return im.restore(rec, tags)
+	}
 	if !held {
 		// Nobody holds these identifiers: UpsertPerson would create.
 		values, err := checkCustomValues(im.ctx, im.q, im.accountID, in.CustomFields)
 		if err != nil {
 			return fail(err)
 		}
-		id := im.ids.next()
+		id := im.newID(rec.ID)
+		createdAt, lastSeenAt := im.datesOf(rec)
 		im.pending = append(im.pending, newPerson{line: rec.Line, id: id, values: values, tags: tags,
+			createdAt: createdAt, lastSeenAt: lastSeenAt,
 			attrs: attributes{Identifiers: ids, firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}})
 		im.changed = append(im.changed, id)
 		im.counts.Created++
@@ -439,6 +454,7 @@ func (im *personImporter) flush() error {
 	ps := im.pending
 	im.pending = im.pending[:0]
 	now := im.w.Now.UnixMilli()
+	seen := map[int64]int{} // new persons by last-seen time, for the timeline
 	due := im.w.Now.Add(im.w.Window).UnixMilli()
 	var (
 		persons, values, tags, bursts [][]any
@@ -455,7 +471,8 @@ func (im *personImporter) flush() error {
 			emailNorm = domain.NormEmail(*a.Email)
 		}
 		persons = append(persons, []any{ords[i], p.id, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
-			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone)})
+			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), p.createdAt, p.lastSeenAt})
+		seen[p.lastSeenAt]++
 		// A new person holds no value yet: only values set are written
 		// (removing one, or all, removes nothing).
 		for _, v := range p.values {
@@ -464,7 +481,7 @@ func (im *personImporter) flush() error {
 			}
 		}
 		for _, t := range p.tags {
-			tags = append(tags, []any{p.id, t})
+			tags = append(tags, []any{p.id, t, p.lastSeenAt})
 			links = append(links, bitDelta{im.accountID, t, ords[i], 1})
 		}
 		bursts = append(bursts, []any{p.id})
@@ -479,7 +496,7 @@ func (im *personImporter) flush() error {
 		rows      [][]any
 	}{
 		{`persons (ord, id, account_id, email, email_norm, external_id, f_id, first_name, last_name, phone, upsert_result, created_at, last_seen_at)`,
-			`?, ?, $1, ?, ?, ?, ?, ?, ?, ?, $2, $3, $3`, []any{im.accountID, domain.UpsertCreated, now}, persons},
+			`?, ?, $1, ?, ?, ?, ?, ?, ?, ?, $2, ?, ?`, []any{im.accountID, domain.UpsertCreated}, persons},
 		{`person_field_values (account_id, person_id, field_id, value)`, `$1, ?, ?, ?`, []any{im.accountID}, values},
 		// The person is new, so it has no burst yet: this opens its first.
 		{`bursts (person_id, account_id, event, opened_at, last_change_at, due_at)`, `?, $1, $2, $3, $3, $4`,
@@ -489,11 +506,11 @@ func (im *personImporter) flush() error {
 			return fmt.Errorf("writing the persons of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 		}
 	}
-	if err := im.insert(`person_tags (account_id, person_id, tag_id, created_at, last_seen_at)`, `$1, ?, ?, $2, $2`,
+	if err := im.insert(`person_tags (account_id, person_id, tag_id, created_at, last_seen_at)`, `$1, ?, ?, $2, ?`,
 		[]any{im.accountID, now}, tags); err != nil {
 		return fmt.Errorf("writing the tags of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 	}
-	if err := im.writeDerived(len(ps), links, now); err != nil {
+	if err := im.writeDerived(seen, links); err != nil {
 		return fmt.Errorf("counting the persons of lines %d to %d: %w", ps[0].line, ps[len(ps)-1].line, err)
 	}
 	im.written += len(ps)
@@ -501,8 +518,9 @@ func (im *personImporter) flush() error {
 }
 
 // writeDerived ends the marker flush began (Dialect.ImportMarkOn) and
-// writes what the triggers it silenced would have: n persons seen now in
-// the persons timeline, as one delta, and the tag bits of the links, by
+// writes what the triggers it silenced would have: the new persons in the
+// persons timeline, one delta per last-seen time (one for a chunk of new
+// persons, which share the import's time), and the tag bits of the links, by
 // the ords the import gave. Per person and per link, those triggers and
 // the folds of their deltas made a million-line import some 15% slower
 // each, and on PostgreSQL a fold running meanwhile on another instance
@@ -510,12 +528,16 @@ func (im *personImporter) flush() error {
 // between statements of this transaction, which no other write shares
 // (inTxOnce), so no other write ever sees it, and a failure in between
 // rolls it back with the rest.
-func (im *personImporter) writeDerived(n int, links []bitDelta, now int64) error {
+func (im *personImporter) writeDerived(seen map[int64]int, links []bitDelta) error {
 	if _, err := im.q.exec(im.ctx, im.s.dialect.ImportMarkOff); err != nil {
 		return err
 	}
-	if _, err := im.q.exec(im.ctx, `INSERT INTO timeline_deltas (account_id, series, key, at_ms, n) VALUES ($1, 'persons', '', $2, $3)`,
-		im.accountID, now, n); err != nil {
+	deltas := make([][]any, 0, len(seen))
+	for at, n := range seen {
+		deltas = append(deltas, []any{at, n})
+	}
+	if err := im.insert(`timeline_deltas (account_id, series, key, at_ms, n)`, `$1, 'persons', '', ?, ?`,
+		[]any{im.accountID}, deltas); err != nil {
 		return err
 	}
 	if len(links) == 0 {
