@@ -58,17 +58,24 @@ var Dialect = sqlstore.Dialect{
 	// A batch is the transactions the cut sees and the base did not: those
 	// the base saw running (its xip) and those after its xmax (migration
 	// 00240); each branch walks person_changes_order from the position.
+	// The xip branch descends the index once per transaction listed, each
+	// range already in seq order: a filter on the list would walk the
+	// account's whole feed from the position to find none. The page is
+	// ordered by the entries' xid8 (e.xid), never by the text the select
+	// list makes of it, which sorts "1000" before "999".
 	Changes: sqlstore.ChangeFeed{
-		Page: `WITH b AS (SELECT COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot AS base, $3::pg_snapshot AS cut)
-		SELECT person_id, xid::text, seq, changed_at, deleted, merged_into FROM (
-			(SELECT c.* FROM person_changes c, b WHERE c.account_id = $1
-				AND c.xid = ANY (ARRAY(SELECT pg_snapshot_xip(b.base))) AND pg_visible_in_snapshot(c.xid, b.cut)
-				AND (c.xid, c.seq) > ($4::xid8, $5) ORDER BY c.xid, c.seq LIMIT $6)
+		Page: `SELECT person_id, xid::text, seq, changed_at, deleted, merged_into FROM (
+			(SELECT c.* FROM pg_snapshot_xip(COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot) AS x(xid)
+				CROSS JOIN LATERAL (SELECT * FROM person_changes c WHERE c.account_id = $1 AND c.xid = x.xid
+					AND (c.xid, c.seq) > ($4::xid8, $5) ORDER BY c.seq LIMIT $6) c
+				WHERE x.xid >= $4::xid8 AND pg_visible_in_snapshot(x.xid, $3::pg_snapshot)
+				ORDER BY c.xid, c.seq LIMIT $6)
 			UNION ALL
-			(SELECT c.* FROM person_changes c, b WHERE c.account_id = $1
-				AND c.xid >= pg_snapshot_xmax(b.base) AND c.xid < pg_snapshot_xmax(b.cut) AND pg_visible_in_snapshot(c.xid, b.cut)
+			(SELECT c.* FROM person_changes c WHERE c.account_id = $1
+				AND c.xid >= pg_snapshot_xmax(COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot) AND c.xid < pg_snapshot_xmax($3::pg_snapshot)
+				AND pg_visible_in_snapshot(c.xid, $3::pg_snapshot)
 				AND (c.xid, c.seq) > ($4::xid8, $5) ORDER BY c.xid, c.seq LIMIT $6)
-		) e ORDER BY xid, seq LIMIT $6`,
+		) e ORDER BY e.xid, e.seq LIMIT $6`,
 		Cut: `SELECT pg_current_snapshot()::text`,
 		// The reader's snapshot: what it saw is behind, what it did not
 		// see (running, or later) ahead.
