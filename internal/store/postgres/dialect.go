@@ -58,23 +58,28 @@ var Dialect = sqlstore.Dialect{
 	// A batch is the transactions the cut sees and the base did not: those
 	// the base saw running (its xip) and those after its xmax (migration
 	// 00240); each branch walks person_changes_order from the position.
-	// The xip branch descends the index once per transaction listed, each
-	// range already in seq order: a filter on the list would walk the
-	// account's whole feed from the position to find none. The page is
+	// Each branch's start is one bound on (xid, seq), the later of the
+	// position and the batch's own start: the xip branch descends the index
+	// once per transaction listed, the other from the base's xmax or the
+	// position. Given the position and a separate bound on xid, the index
+	// scan starts at the position and walks every entry between them (at
+	// 100k entries a page from the head read 1,663 pages for 100 rows;
+	// with a filter on the xip list, the whole feed for none). The page is
 	// ordered by the entries' xid8 (e.xid), never by the text the select
 	// list makes of it, which sorts "1000" before "999".
 	Changes: sqlstore.ChangeFeed{
 		Page: `SELECT person_id, xid::text, seq, changed_at, deleted, merged_into FROM (
 			(SELECT c.* FROM pg_snapshot_xip(COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot) AS x(xid)
 				CROSS JOIN LATERAL (SELECT * FROM person_changes c WHERE c.account_id = $1 AND c.xid = x.xid
-					AND (c.xid, c.seq) > ($4::xid8, $5) ORDER BY c.seq LIMIT $6) c
+					AND c.seq > CASE WHEN x.xid = $4::xid8 THEN $5 ELSE -9223372036854775808 END ORDER BY c.seq LIMIT $6) c
 				WHERE x.xid >= $4::xid8 AND pg_visible_in_snapshot(x.xid, $3::pg_snapshot)
 				ORDER BY c.xid, c.seq LIMIT $6)
 			UNION ALL
 			(SELECT c.* FROM person_changes c WHERE c.account_id = $1
-				AND c.xid >= pg_snapshot_xmax(COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot) AND c.xid < pg_snapshot_xmax($3::pg_snapshot)
-				AND pg_visible_in_snapshot(c.xid, $3::pg_snapshot)
-				AND (c.xid, c.seq) > ($4::xid8, $5) ORDER BY c.xid, c.seq LIMIT $6)
+				AND (c.xid, c.seq) > (GREATEST($4::xid8, pg_snapshot_xmax(COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot)),
+					CASE WHEN $4::xid8 < pg_snapshot_xmax(COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot) THEN -9223372036854775808 ELSE $5 END)
+				AND c.xid < pg_snapshot_xmax($3::pg_snapshot) AND pg_visible_in_snapshot(c.xid, $3::pg_snapshot)
+				ORDER BY c.xid, c.seq LIMIT $6)
 		) e ORDER BY e.xid, e.seq LIMIT $6`,
 		Cut: `SELECT pg_current_snapshot()::text`,
 		// The reader's snapshot: what it saw is behind, what it did not
