@@ -136,7 +136,36 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			"(pds serve on the target does it in the background): %w", err)
 	}
 	rep.Finish = time.Since(finished)
+	if err := recount(ctx, o.To, rep); err != nil {
+		return rep, fmt.Errorf("the transfer is committed, but counting the target's derived tables failed: %w", err)
+	}
 	return rep, nil
+}
+
+// recount counts again, once finish has folded them, the tables the
+// transfer did not copy.
+func recount(ctx context.Context, to string, rep *Report) error {
+	s, err := open(ctx, to, false)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	for i := range rep.Tables {
+		r := &rep.Tables[i]
+		if r.Action != string(rebuilt) && r.Action != string(notCarried) {
+			continue
+		}
+		tables, err := s.tables(ctx)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(tables, r.Table) {
+			if r.Target, err = count(ctx, s, r.Table); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // same says whether from and to name one database: the same file, or the

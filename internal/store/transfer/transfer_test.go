@@ -15,6 +15,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/httpapi/apitest"
+	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/transfer"
 	"github.com/pds-dev/pds/internal/testenv"
 	"github.com/pds-dev/pds/internal/webhook/webhooktest"
@@ -311,5 +312,106 @@ func TestRefusesFilledTarget(t *testing.T) {
 	}
 	if _, err := transfer.Run(ctx, transfer.Options{From: src, To: src}); !errors.Is(err, transfer.ErrSameDatabase) {
 		t.Fatalf("a transfer onto itself: %v", err)
+	}
+}
+
+// TestWhileServing: a source that takes writes while it is read is copied
+// as one snapshot of it: every count the transfer checks holds, and the
+// writes after the snapshot are not in the target. Both directions.
+func TestWhileServing(t *testing.T) {
+	t.Parallel()
+	for _, dir := range []struct {
+		name     string
+		from, to testenv.Engine
+	}{{"sqlite to postgres", testenv.SQLite, testenv.Postgres}, {"postgres to sqlite", testenv.Postgres, testenv.SQLite}} {
+		t.Run(dir.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			src, dst := dir.from.NewDatabase(t), dir.to.NewDatabase(t)
+			st := dir.from.Open(t, src)
+			acc := "acc_serving"
+			if err := st.CreateAccount(ctx, domain.Account{ID: acc, Name: "serving", CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			upsert := func(i int) error {
+				_, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{
+					Email:     domain.Opt[string]{Set: true, Value: fmt.Sprintf("p%d@x.test", i)},
+					FirstName: domain.Opt[string]{Set: true, Value: "Grace"}}, store.Write{Now: time.Now().UTC(), Window: time.Minute})
+				return err
+			}
+			for i := range 200 {
+				if err := upsert(i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stop, done := make(chan struct{}), make(chan int)
+			go func() {
+				i := 200
+				for {
+					select {
+					case <-stop:
+						done <- i
+						return
+					default:
+					}
+					if err := upsert(i); err != nil {
+						t.Error(err)
+					}
+					i++
+				}
+			}()
+			rep, err := transfer.Run(ctx, transfer.Options{From: src, To: dst, Batch: 2})
+			close(stop)
+			written := <-done
+			if err != nil {
+				t.Fatal(err)
+			}
+			var persons int64
+			for _, r := range rep.Tables {
+				if r.Table == "persons" {
+					persons = r.Target
+				}
+			}
+			if persons < 200 || persons > int64(written) {
+				t.Fatalf("%d persons copied; 200 were there before, %d at the end", persons, written)
+			}
+			t.Logf("%d persons copied of the %d written by the end", persons, written)
+		})
+	}
+}
+
+// TestFinishesErasureUnderWay: an erasure the source's snapshot caught
+// between its chunks (SQLite erases a person's breadcrumbs a chunk at a
+// time, erasure_purges saying so) is finished in the target: the person
+// ends erased there, never half.
+func TestFinishesErasureUnderWay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, dst := testenv.SQLite.NewDatabase(t), testenv.Postgres.NewDatabase(t)
+	st := testenv.SQLite.Open(t, src)
+	acc := "acc_erasing"
+	if err := st.CreateAccount(ctx, domain.Account{ID: acc, Name: "erasing", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := st.UpsertPerson(ctx, acc, domain.PersonUpsert{Email: domain.Opt[string]{Set: true, Value: "gone@x.test"}},
+		store.Write{Now: time.Now().UTC(), Window: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := testenv.SQLite.Raw(t, src).Exec(`INSERT INTO erasure_purges (account_id, person_id, key_id, suppress, started_at)
+		VALUES (?, ?, 'key_x', 1, 1)`, acc, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transfer.Run(ctx, transfer.Options{From: src, To: dst}); err != nil {
+		t.Fatal(err)
+	}
+	var persons, purges, erasures, suppressions int
+	if err := testenv.Postgres.Raw(t, dst).QueryRow(`SELECT (SELECT COUNT(*) FROM persons), (SELECT COUNT(*) FROM erasure_purges),
+		(SELECT COUNT(*) FROM erasures), (SELECT COUNT(*) FROM suppressions)`).Scan(&persons, &purges, &erasures, &suppressions); err != nil {
+		t.Fatal(err)
+	}
+	if persons != 0 || purges != 0 || erasures != 1 || suppressions == 0 {
+		t.Fatalf("after the transfer: %d persons, %d purges under way, %d erasures, %d suppressions", persons, purges, erasures, suppressions)
 	}
 }
