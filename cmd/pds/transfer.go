@@ -85,8 +85,8 @@ func (e cmdEnv) transfer(fs *pflag.FlagSet) func([]string) error {
 			return e.printJSON(map[string]any{"from": redact(*from), "to": redact(*to), "rows": rep.Rows,
 				"copy_ms": rep.Copy.Milliseconds(), "finish_ms": rep.Finish.Milliseconds(), "checked": true, "tables": tables})
 		}
-		fmt.Fprintf(e.stdout, "Transferred %s to %s: %d rows in %s (then %s for statistics and derived tables); every table's count checked.\n\n",
-			redact(*from), redact(*to), rep.Rows, rep.Copy.Round(time.Millisecond), rep.Finish.Round(time.Millisecond))
+		fmt.Fprintf(e.stdout, "Transferred %s to %s: %s in %s (then %s for statistics and derived tables); every table's count checked.\n\n",
+			redact(*from), redact(*to), plural(int(rep.Rows), "row", "rows"), rep.Copy.Round(time.Millisecond), rep.Finish.Round(time.Millisecond))
 		rows := make([][]string, 0, len(rep.Tables))
 		for _, t := range rep.Tables {
 			rows = append(rows, []string{t.Table, t.Action, fmt.Sprint(t.Source), fmt.Sprint(t.Target), t.Note})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/secrets"
 	"github.com/pds-dev/pds/internal/store/postgres"
+	"github.com/pds-dev/pds/internal/store/schema"
 	"github.com/pds-dev/pds/internal/store/sqlite"
 )
 
@@ -57,6 +59,7 @@ type TableReport struct {
 // NotEmptyError refuses a target that holds data already: a transfer
 // writes into an empty database only, and has changed nothing.
 type NotEmptyError struct {
+	// Target is the target's engine: "sqlite" or "postgres".
 	Target string
 	Table  string
 }
@@ -66,8 +69,12 @@ func (e *NotEmptyError) Error() string {
 	if e.Table == "accounts" {
 		what = "an account (a pds serve started on it makes one)"
 	}
+	where := "SQLite file"
+	if e.Target == "postgres" {
+		where = "PostgreSQL database"
+	}
 	return fmt.Sprintf("the target %s holds %s: pds transfer writes only into an empty database, and changed nothing; "+
-		"give a new SQLite file or an empty PostgreSQL database (or schema)", e.Target, what)
+		"give a new SQLite file or an empty PostgreSQL database (or schema)", where, what)
 }
 
 // ErrSameDatabase refuses a transfer from a database to itself.
@@ -205,10 +212,17 @@ func current(ctx context.Context, from string) error {
 	if IsPostgres(from) {
 		err = postgres.CheckCurrent(ctx, from)
 	} else {
+		if _, serr := os.Stat(from); errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("there is no SQLite database at %s to copy", from)
+		}
 		err = sqlite.CheckCurrent(ctx, from)
 	}
+	var behind *schema.BehindError
+	if errors.As(err, &behind) {
+		return fmt.Errorf("the source: %w; run pds migrate --database on it first, with this binary", err)
+	}
 	if err != nil {
-		return fmt.Errorf("the source: %w (run pds migrate --database on it first, with this binary)", err)
+		return fmt.Errorf("the source: %w", err)
 	}
 	return nil
 }
