@@ -14,9 +14,10 @@ func (e cmdEnv) root() *cobra.Command {
 		Short: "the Public Data Service: its server and its administrative commands",
 		Long: `pds: the Public Data Service, its server and its administrative commands.
 
-Every command takes --json for machine-readable output, and every one but healthcheck and
-version takes --database (PDS_DATABASE): an SQLite file (pds.db by default) or a postgres:// URL,
-and --secrets-key-file (PDS_SECRETS_KEY_FILE), the key that seals the database's secrets.
+Every command takes --json for machine-readable output, and every one but healthcheck, version
+and transfer (--from and --to) takes --database (PDS_DATABASE): an SQLite file (pds.db by default)
+or a postgres:// URL, and --secrets-key-file (PDS_SECRETS_KEY_FILE), the key that seals the
+database's secrets.
 Every flag has a PDS_* variable (--webhook-window is PDS_WEBHOOK_WINDOW); flags win.`,
 		Version:       version().String(),
 		SilenceErrors: true,

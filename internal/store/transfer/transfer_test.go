@@ -360,7 +360,7 @@ func TestWhileServing(t *testing.T) {
 					i++
 				}
 			}()
-			rep, err := transfer.Run(ctx, transfer.Options{From: src, To: dst, Batch: 2})
+			rep, err := transfer.Run(ctx, transfer.Options{From: src, To: dst, Batch: 16})
 			close(stop)
 			written := <-done
 			if err != nil {
