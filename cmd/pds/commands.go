@@ -14,9 +14,10 @@ func (e cmdEnv) root() *cobra.Command {
 		Short: "the Public Data Service: its server and its administrative commands",
 		Long: `pds: the Public Data Service, its server and its administrative commands.
 
-Every command takes --json for machine-readable output, and every one but healthcheck and
-version takes --database (PDS_DATABASE): an SQLite file (pds.db by default) or a postgres:// URL,
-and --secrets-key-file (PDS_SECRETS_KEY_FILE), the key that seals the database's secrets.
+Every command takes --json for machine-readable output, and every one but healthcheck, version
+and transfer (--from and --to) takes --database (PDS_DATABASE): an SQLite file (pds.db by default)
+or a postgres:// URL, and --secrets-key-file (PDS_SECRETS_KEY_FILE), the key that seals the
+database's secrets.
 Every flag has a PDS_* variable (--webhook-window is PDS_WEBHOOK_WINDOW); flags win.`,
 		Version:       version().String(),
 		SilenceErrors: true,
@@ -61,6 +62,8 @@ PDS_ADDR and PDS_TLS_CERT as pds serve does.`, nil, e.healthcheck),
 				exactlyOne("FILE of JSON lines, or - to read stdin"), e.importKind("custom-fields")),
 			e.leaf("persons --account ID FILE", "upsert persons: Upsert Person lines and tag_ids (JSON lines; - reads stdin)", importPersonsHelp,
 				exactlyOne("FILE of JSON lines, or - to read stdin"), e.importPersons)),
+		e.leaf("transfer --from DB --to DB", "copy a whole instance into an empty database: SQLite to PostgreSQL, or back",
+			transferHelp, nil, e.transfer),
 		e.leaf("backup FILE", "copy a live SQLite database to a new FILE, checked (PostgreSQL: pg_dump)", "",
 			exactlyOne("FILE (a new file: the copy)"), e.backup),
 		e.group("console", "the console at /console",

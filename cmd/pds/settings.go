@@ -158,19 +158,23 @@ func checkDatabases(c *commonFlags) error {
 	return nil
 }
 
-func checkDatabase(database string) error {
+func checkDatabase(database string) error { return checkDatabaseFlag("database", database) }
+
+// checkDatabaseFlag is checkDatabase for a flag of another name (pds
+// transfer's --from and --to).
+func checkDatabaseFlag(flag, database string) error {
 	if database == "" {
-		return badSetting("database", database, "empty")
+		return badSetting(flag, database, "empty")
 	}
 	scheme, _, isURL := strings.Cut(database, "://")
 	if !isURL {
 		return nil
 	}
 	if !isPostgres(database) {
-		return badSetting("database", redact(database), fmt.Sprintf("unknown scheme %q: pds speaks SQLite (a file path) and PostgreSQL (postgres://)", scheme))
+		return badSetting(flag, redact(database), fmt.Sprintf("unknown scheme %q: pds speaks SQLite (a file path) and PostgreSQL (postgres://)", scheme))
 	}
 	if err := postgres.CheckURL(database); err != nil {
-		return badSetting("database", redact(database), strings.TrimPrefix(err.Error(), "postgres: "))
+		return badSetting(flag, redact(database), strings.TrimPrefix(err.Error(), "postgres: "))
 	}
 	return nil
 }
