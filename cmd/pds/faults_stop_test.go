@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pds-dev/pds/internal/testenv"
 	"github.com/pds-dev/pds/internal/webhook/webhooktest"
 	"github.com/pds-dev/pds/pkg/webhookverify"
 )
@@ -83,11 +84,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	load := newStopLoad(first.base, key, "/persons/"+personID)
 	load.start(4)
 	// The clients' connections are open and carried a request each.
-	for deadline := time.Now().Add(30 * time.Second); load.answered.Load() < 4; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d answers to the load in 30 s, want 4", load.answered.Load())
-		}
-	}
+	testenv.Eventually(t, 30*time.Second, "four answers to the load", func() bool { return load.answered.Load() >= 4 })
 
 	signalled := time.Now()
 	if err := first.cmd.Process.Signal(syscall.SIGTERM); err != nil {
