@@ -225,7 +225,9 @@ func TestGroupCommitDeadlineWhileLocked(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sql.Open("sqlite", "file:"+path)
+	// The other connection waits for the lock should the store's own
+	// background work hold it a moment (under load it met SQLITE_BUSY).
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
 	if err != nil {
 		t.Fatal(err)
 	}
