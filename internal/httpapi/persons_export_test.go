@@ -243,7 +243,9 @@ func TestExportPersonsClientGoesAway(t *testing.T) {
 		if err := <-probe.ended; !errors.Is(err, context.Canceled) {
 			t.Fatalf("the export went on: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		// Close waits for the export's handler to return: no read can
+		// follow.
+		env.HTTP.Close()
 		if n := probe.calls.Load(); n != 2 {
 			t.Fatalf("%d reads of the export, want 2", n)
 		}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,40 @@ import (
 	"github.com/pds-dev/pds/internal/store/sqlstore"
 	"github.com/pds-dev/pds/internal/testenv"
 )
+
+// waitQueued waits until n writes that the calling goroutine started wait
+// in the committer's queue, each parked on its send to the committer
+// (which, held by a blocking write, takes none): a write queued is one
+// that reached the queue, however slowly the machine ran it.
+func waitQueued(t *testing.T, n int) {
+	t.Helper()
+	// Another test's writes, parallel to this one, are started by another
+	// goroutine.
+	self, _, _ := strings.Cut(stacks(false), " [")
+	by := " in " + self + "\n"
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("%d writes queued", n), func() bool {
+		queued := 0
+		for _, g := range strings.Split(stacks(true), "\n\n") {
+			header, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(header, "[select") && strings.Contains(g, "sqlstore.(*committer).submit(") && strings.Contains(g+"\n", by) {
+				queued++
+			}
+		}
+		return queued >= n
+	})
+}
+
+// stacks is runtime.Stack's whole text.
+func stacks(all bool) string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, all)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
 
 func groupCommitStore(t *testing.T) *sqlstore.Store {
 	t.Helper()
@@ -161,7 +198,7 @@ func TestGroupCommitCancelled(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	waiting := make(chan error, 1)
 	go func() { waiting <- st.InTx(ctx, fn) }()
-	time.Sleep(20 * time.Millisecond)
+	waitQueued(t, 1)
 	cancel()
 	if err := <-waiting; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled while queued: %v", err)
@@ -188,7 +225,9 @@ func TestGroupCommitDeadlineWhileLocked(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sql.Open("sqlite", "file:"+path)
+	// The other connection waits for the lock should the store's own
+	// background work hold it a moment (under load it met SQLITE_BUSY).
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +248,13 @@ func TestGroupCommitDeadlineWhileLocked(t *testing.T) {
 		ran.Store(true)
 		return exec(`INSERT INTO gc_test (k, v) VALUES (1, 'late')`)
 	})
-	if took := time.Since(began); !errors.Is(err, context.DeadlineExceeded) || took > 2*time.Second {
-		t.Fatalf("a write behind a held lock: %v after %s, want the deadline's error at the deadline", err, took)
+	// The lock is held until after the answer: a write that waited for it
+	// would never end. How long past the deadline the answer came depends
+	// on the machine, and is bounded only by SQLite's busy timeout (10 s,
+	// fifty times the deadline), which a write waiting in SQLite's busy
+	// handler rather than at its deadline would reach.
+	if took := time.Since(began); !errors.Is(err, context.DeadlineExceeded) || took >= 10*time.Second {
+		t.Fatalf("a write behind a held lock: %v after %s, want the deadline's error before the busy timeout", err, took)
 	}
 	if _, err := lock.ExecContext(context.Background(), `ROLLBACK`); err != nil {
 		t.Fatal(err)
@@ -462,9 +506,8 @@ func TestGroupCommitOptimisticFailures(t *testing.T) {
 					})
 				})
 				// Queued in order, so that a writer's successor comes after it.
-				time.Sleep(2 * time.Millisecond)
+				waitQueued(t, i+1)
 			}
-			time.Sleep(20 * time.Millisecond)
 			close(release)
 			wg.Wait()
 			if err := <-blocker; err != nil {
