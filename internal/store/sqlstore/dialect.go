@@ -1,0 +1,195 @@
+package sqlstore
+
+import (
+	"database/sql"
+
+	"github.com/pds-dev/pds/internal/domain"
+)
+
+// Dialect is the SQL an engine writes its own way; each engine package
+// declares one (sqlite.Dialect, postgres.Dialect). Engines are never told
+// apart by name: a query that differs takes its text from here.
+type Dialect struct {
+	// Name names the engine in logs and in Engine(); no SQL depends on it.
+	Name string
+	// LockRows ends a SELECT inside a write transaction whose rows the
+	// transaction goes on to change, so a concurrent writer waits for it.
+	LockRows string
+	// ShareRows ends a SELECT whose rows must not change until the
+	// transaction ends, without blocking other readers.
+	ShareRows string
+	// ClaimRows ends the subquery that picks due jobs to lease, so
+	// concurrent claimers pass over each other's rows.
+	ClaimRows string
+	// ClaimDeliveryRows is ClaimRows for the deliveries d of a join.
+	ClaimDeliveryRows string
+	// InsertParams bounds the parameters of one multi-row INSERT of an
+	// import: PostgreSQL pays a round trip per statement, so its statements
+	// are long.
+	InsertParams int
+	// Unprepared runs every statement by its text, never through a
+	// database/sql prepared statement (PostgreSQL): a prepared statement is
+	// named on one server connection, which a transaction-mode pooler
+	// (PgBouncer) gives to another client once the transaction ends. The
+	// driver caches each statement's description instead, per connection,
+	// without naming it on the server (pgx's QueryExecModeCacheDescribe).
+	Unprepared bool
+	// BareParams prepares every statement with its numbered parameters
+	// written as anonymous ones (bareparams.go): SQLite binds each named
+	// parameter ($1) after a walk of the statement's list of names, so
+	// binding n of them costs n², anonymous ones cost n.
+	BareParams bool
+	// EraseChunk, when set, bounds the breadcrumbs one transaction of an
+	// erasure deletes (SQLite: a transaction holds the one write lock, and
+	// a chunk holds it no longer than a group commit's batch); zero erases
+	// a person in one transaction whatever it holds (see erasures.go).
+	EraseChunk int
+	// AnalyzeDuringImport refreshes the planner's statistics of persons as
+	// an import grows the table (see analyzePersons).
+	AnalyzeDuringImport bool
+	// AnalyzeTables, followed by a list of tables, refreshes the planner's
+	// statistics of those tables; an import runs it once it has committed
+	// (see analyzeTables). Empty where the planner takes nothing from a
+	// bulk write.
+	AnalyzeTables string
+	// TagPairsAgg aggregates a person's live tags (pt, t) as a JSON array
+	// of [id, name] pairs ordered by pt.created_at, t.id; FieldValuesAgg
+	// its custom field values (f, v) as a JSON object of key to value. Get
+	// Person reads both in its one statement (see personWithDetailsSQL).
+	TagPairsAgg, FieldValuesAgg string
+	// GroupCommit runs the write transactions of concurrent callers
+	// together, each in a savepoint, under one commit (see committer): for
+	// an engine whose writes take turns on one connection anyway, so that
+	// they share the wait for the disk. An engine whose writers run in
+	// parallel keeps one transaction per call.
+	GroupCommit bool
+	// ModifyingCTE says a WITH clause may insert or delete rows and hand
+	// them to the statement it heads (PostgreSQL), which lets the timeline
+	// fold take exactly the deltas it counts while writers run alongside,
+	// and a new person's upsert look up, insert and enter the outbox in one
+	// statement (createUnlessHeld) where a round trip costs the most.
+	ModifyingCTE bool
+	// RowVersion is a column that changes with every write of its row
+	// (PostgreSQL's xmin), read as text, and RefuseStale an expression that
+	// fails its statement with SQLSTATE staleState. With both, a matched
+	// upsert decides on rows read without a lock and writes them in one
+	// statement only if neither changed since it read them (matchHeld).
+	RowVersion, RefuseStale string
+	// MergeIntersect says INTERSECT of inputs read in index order merges
+	// them in one pass (SQLite); otherwise a semi-join leaves the choice
+	// of join to the planner.
+	MergeIntersect bool
+	// PersonArrays says a statement may take arrays of text parameters
+	// and unnest them (PostgreSQL), which lets concurrent Get Person calls
+	// share one statement (see fetcher), where each statement is a round
+	// trip to a server process.
+	PersonArrays bool
+	// NewPersonOrd is the value that numbers a person a write inserts
+	// (persons.ord): SQLite's trigger would number it by rewriting the row
+	// just inserted, its index entry with it.
+	NewPersonOrd string
+	// ImportOrds hands an import $1 new numbers for its persons
+	// (persons.ord, see tag_bits.go), in ascending order: the import writes
+	// the tag bits of its new links itself, by those numbers. On SQLite it
+	// also spares each new person the trigger that numbers a person by
+	// rewriting the row just inserted.
+	ImportOrds string
+	// ImportMarkOn and ImportMarkOff bracket an import's multi-row INSERTs
+	// of new persons and their links: in between, the triggers that derive
+	// rows from them (the persons timeline's and the links' tag bit deltas)
+	// skip them, and the import writes those rows itself, a few per chunk
+	// instead of one per person or link. SQLite marks with a row in
+	// import_writes, PostgreSQL with the transaction's pds.import_writes
+	// setting.
+	ImportMarkOn, ImportMarkOff string
+	// ImportCommitsChunks has pds import persons commit each chunk of lines
+	// on its own (SQLite): its one writer would otherwise keep every other
+	// write of the database waiting for the whole import. An engine whose
+	// writers run in parallel imports a file in one transaction, all or
+	// nothing, while the other writes go on.
+	ImportCommitsChunks bool
+	// SerialFold, when set, is run first in the transaction that folds
+	// tag bits, and by an import before it writes bits, so that one writer
+	// at a time changes tag_bits: a link made and then broken must reach
+	// its word in that order, two folds taking turns on a word could apply
+	// them the other way round, and a chunk read by one and written back
+	// after another's write would undo it.
+	SerialFold string
+	// MergeJoinTags, when set, is run in a tag filter's read transaction
+	// before its statements, so that the planner joins the tags' index
+	// ranges by merging them in list order. Estimating one account that
+	// fills the table, PostgreSQL would rather hash two sequential scans,
+	// which at a million persons costs several times the merge.
+	MergeJoinTags string
+	// JoinsAsWritten, when set, is run in a read transaction before
+	// statements whose joins are written in the order to walk them, each
+	// table after the first probed by its index once per row (an export's
+	// tags and values: the chunk's persons, then each one's rows). Without
+	// it PostgreSQL, estimating a few hundred persons, would rather hash
+	// every tag row of the account.
+	JoinsAsWritten string
+	// SeenOrder is the table whose index on (account_id, last_seen_at, id)
+	// orders a window's persons: persons itself when empty (SQLite, which
+	// rewrites only the index entries of the columns an update changes), or
+	// a narrow table kept beside it (PostgreSQL's person_seen, see its
+	// migration 00200), holding those three columns of every person.
+	SeenOrder string
+	// RowValueRanges says the planner seeks to a row value bound such as
+	// (account_id, id) > ($1, $2) in an index on those columns when no
+	// equality on account_id stands beside it (PostgreSQL, which would
+	// serve "id > $2" from the primary key, across every account); SQLite
+	// reads a row value as a filter. See exportRange.
+	RowValueRanges bool
+	// BoundedMerges says the planner merges a union of ordered index
+	// ranges only when each is a subquery with its own ORDER BY and LIMIT
+	// (PostgreSQL: Merge Append of bounded scans, where it would append
+	// unbounded ones and sort them all); SQLite merges the ranges
+	// themselves, and would sort each bounded subquery again. See
+	// ListAccountDeliveries.
+	BoundedMerges bool
+	// ReadSnapshot opens a read transaction whose statements all see one
+	// snapshot (a list's total and its page must agree).
+	ReadSnapshot *sql.TxOptions
+	// SharedBudgets says that any number of instances may serve from one
+	// database (PostgreSQL), so rate budgets are counted in it; SQLite's
+	// one file has one instance, which counts them in its process.
+	SharedBudgets bool
+	// Conflict names the conflict with a concurrent transaction an error
+	// of the engine's driver reports (ConflictDeadlock, ...), after which
+	// the transaction is rolled back whole and may run again; "" for any
+	// other error (see retryingConflicts).
+	Conflict func(err error) string
+	// LockPerson ends the SELECT with which a write locks a person's row
+	// before anything else it touches of the person (see lockPersons): a
+	// lock that conflicts with every other writer of the row but not with
+	// the foreign-key checks of rows that refer to it (PostgreSQL's FOR NO
+	// KEY UPDATE, which is what the UPDATE of a person takes anyway).
+	LockPerson string
+	// AccountLock, given a key naming an account and a purpose ($1), takes
+	// a lock on that key until the transaction ends (PostgreSQL's
+	// transaction-level advisory locks): the writes of one account that
+	// check a count or a uniqueness before inserting take turns on it,
+	// while every other write of the account goes on (see lockAccount).
+	// Empty where write transactions are exclusive already.
+	AccountLock string
+	// Changes places and passes the entries of the change feed
+	// (person_changes.go).
+	Changes ChangeFeed
+	// Unavailable names the fault an error of the engine's driver reports
+	// when the database cannot serve for now (unreachable, out of disk,
+	// too slow), or "" when the error is anything else (see Classify).
+	Unavailable func(err error) domain.Cause
+	// NoPrimary says an error of the engine's driver means that the
+	// servers answer but none takes writes (Classify wraps
+	// domain.ErrNoPrimary in its refusal), and Writable is a statement
+	// answering whether the server behind the writer's pool takes writes
+	// (Ping); both unset where one database file takes every write.
+	NoPrimary func(err error) bool
+	Writable  string
+	// Confirm is a statement whose commit returns once what the server
+	// committed before it is as durable as the server's settings ask (its
+	// synchronous standbys have it), and fails otherwise: the answer of a
+	// call that finds its own write of a batch whose answer was lost
+	// (confirmDurable). Empty where a commit is the whole of durability.
+	Confirm string
+}
