@@ -18,7 +18,11 @@ var Dialect = sqlstore.Dialect{
 	InsertParams:      4096,
 	// A statement named on one server session may be gone from the next
 	// a pooler gives the connection (see connConfig).
-	Unprepared:     true,
+	Statements: sqlstore.Unprepared,
+	// Writers run in parallel.
+	Writes: sqlstore.TxPerCall,
+	// A round trip costs the most: create in one statement.
+	Upserts:        sqlstore.CreateUnlessHeld,
 	TagPairsAgg:    `json_agg(json_build_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
 	FieldValuesAgg: `json_object_agg(f.key, v.value)`,
 	// Its planner plans on what ANALYZE last measured; autovacuum would

@@ -12,7 +12,8 @@ var Dialect = sqlstore.Dialect{
 	ClaimRows:         "",
 	ClaimDeliveryRows: "",
 	InsertParams:      1024,
-	BareParams:        true,
+	// Binding a numbered parameter walks the statement's list of names.
+	Statements: sqlstore.BareParams,
 	// SQLite's JSON functions; json_array keeps its JSON subtype only as
 	// the direct argument of the aggregate.
 	TagPairsAgg:    `json_group_array(json_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
@@ -31,7 +32,8 @@ var Dialect = sqlstore.Dialect{
 	AnalyzeTables: "",
 	// Writes take turns on the one writer connection: run them together,
 	// under one commit and one wait for the disk.
-	GroupCommit: true,
+	Writes:  sqlstore.GroupCommit,
+	Upserts: sqlstore.LookUpBesideWriter,
 	// It probes one tag per holder of another; merging is linear.
 	MergeIntersect: true,
 	// One writer: nobody takes a number between the read and the insert.

@@ -27,18 +27,10 @@ type Dialect struct {
 	// import: PostgreSQL pays a round trip per statement, so its statements
 	// are long.
 	InsertParams int
-	// Unprepared runs every statement by its text, never through a
-	// database/sql prepared statement (PostgreSQL): a prepared statement is
-	// named on one server connection, which a transaction-mode pooler
-	// (PgBouncer) gives to another client once the transaction ends. The
-	// driver caches each statement's description instead, per connection,
-	// without naming it on the server (pgx's QueryExecModeCacheDescribe).
-	Unprepared bool
-	// BareParams prepares every statement with its numbered parameters
-	// written as anonymous ones (bareparams.go): SQLite binds each named
-	// parameter ($1) after a walk of the statement's list of names, so
-	// binding n of them costs n², anonymous ones cost n.
-	BareParams bool
+	// Statements says how a statement's text is run: sqlstore.Unprepared
+	// (by its text) or sqlstore.BareParams (prepared, its parameters
+	// anonymous).
+	Statements Statements
 	// EraseChunk, when set, bounds the breadcrumbs one transaction of an
 	// erasure deletes (SQLite: a transaction holds the one write lock, and
 	// a chunk holds it no longer than a group commit's batch); zero erases
@@ -57,12 +49,17 @@ type Dialect struct {
 	// its custom field values (f, v) as a JSON object of key to value. Get
 	// Person reads both in its one statement (see personWithDetailsSQL).
 	TagPairsAgg, FieldValuesAgg string
-	// GroupCommit runs the write transactions of concurrent callers
-	// together, each in a savepoint, under one commit (see committer): for
-	// an engine whose writes take turns on one connection anyway, so that
-	// they share the wait for the disk. An engine whose writers run in
-	// parallel keeps one transaction per call.
-	GroupCommit bool
+	// Writes says how write transactions run: sqlstore.GroupCommit (those
+	// of concurrent callers together, under one commit: for an engine whose
+	// writes take turns on one connection anyway, so that they share the
+	// wait for the disk) or sqlstore.TxPerCall (one transaction per call,
+	// for an engine whose writers run in parallel).
+	Writes Writes
+	// Upserts is what an Upsert Person does before its transaction:
+	// sqlstore.CreateUnlessHeld (create, or decide on a holder, in one
+	// statement each) or sqlstore.LookUpBesideWriter (read the holders on a
+	// reader, sparing the one writer the lookup).
+	Upserts Upserts
 	// ModifyingCTE says a WITH clause may insert or delete rows and hand
 	// them to the statement it heads (PostgreSQL), which lets the timeline
 	// fold take exactly the deltas it counts while writers run alongside,

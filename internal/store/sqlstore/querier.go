@@ -41,28 +41,22 @@ func (q querier) prepared(ctx context.Context, query string) (*sql.Stmt, error) 
 }
 
 func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if q.tx == nil && q.db == q.s.w && q.s.gc != nil {
-		// A single write joins the committer's next batch rather than
-		// taking the writer connection, and a commit, of its own.
+	if q.tx == nil && q.db == q.s.w {
+		// A single write outside a transaction: the dialect's Writes runs it.
 		var res sql.Result
-		err := q.s.gc.run(ctx, func(tq querier) error {
+		err := q.s.writes.single(ctx, q, func(tq querier) error {
 			var err error
-			res, err = tq.exec(ctx, query, args...)
+			res, err = tq.execHere(ctx, query, args...)
 			return err
 		})
 		return res, err
 	}
-	if q.s.dialect.Unprepared {
-		if q.tx != nil {
-			return q.tx.ExecContext(ctx, query, args...)
-		}
-		return q.db.ExecContext(ctx, query, args...)
-	}
-	st, err := q.txStatement(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, q.s.bindArgs(query, args)...)
+	return q.execHere(ctx, query, args...)
+}
+
+// execHere runs the statement on q itself.
+func (q querier) execHere(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return q.s.dialect.Statements.exec(ctx, q, query, args)
 }
 
 // writeQuery runs a statement that writes and answers rows (UPDATE ...
@@ -83,24 +77,11 @@ func (s *Store) writeQuery(ctx context.Context, scan func(*sql.Rows) error, quer
 		}
 		return rows.Close()
 	}
-	if s.gc != nil {
-		return s.gc.run(ctx, run)
-	}
-	return run(s.writer())
+	return s.writes.single(ctx, s.writer(), run)
 }
 
 func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if q.s.dialect.Unprepared {
-		if q.tx != nil {
-			return q.tx.QueryContext(ctx, query, args...)
-		}
-		return q.db.QueryContext(ctx, query, args...)
-	}
-	st, err := q.txStatement(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, q.s.bindArgs(query, args)...)
+	return q.s.dialect.Statements.query(ctx, q, query, args)
 }
 
 // queryRow returns the row; its error (sql.ErrNoRows included) surfaces on Scan.
@@ -150,11 +131,7 @@ func (s *Store) writer() querier { return querier{s: s, db: s.w} }
 func (s *Store) txQuerier(ctx context.Context, db *sql.DB, tx *sql.Tx) (q querier, done func()) {
 	var misses []string
 	q = querier{s: s, db: db, tx: tx, misses: &misses, txStmts: map[string]*sql.Stmt{}}
-	if s.dialect.GroupCommit {
-		// SQLite: a transaction reads one snapshot, and a write
-		// transaction holds the database's one write lock.
-		q.noSecret = map[string]bool{}
-	}
+	s.writes.opened(&q)
 	return q, func() {
 		for _, query := range misses {
 			_, _ = s.stmt(ctx, db, query)
@@ -171,10 +148,7 @@ func (s *Store) txQuerier(ctx context.Context, db *sql.DB, tx *sql.Tx) (q querie
 // results afresh on each run.
 func (s *Store) inTx(ctx context.Context, fn func(q querier) error) error {
 	return s.retryingConflicts(ctx, func() error {
-		if s.gc != nil {
-			return s.gc.run(ctx, fn)
-		}
-		return s.runTx(ctx, fn)
+		return s.writes.run(ctx, fn)
 	})
 }
 
@@ -199,10 +173,7 @@ func (s *Store) runTx(ctx context.Context, fn func(q querier) error) error {
 // fn's work either way.
 func (s *Store) inTxAlone(ctx context.Context, fn func(q querier) error) error {
 	return s.retryingConflicts(ctx, func() error {
-		if s.gc != nil {
-			return s.gc.runAlone(ctx, fn)
-		}
-		return s.runTx(ctx, fn)
+		return s.writes.runAlone(ctx, fn)
 	})
 }
 
@@ -212,10 +183,7 @@ func (s *Store) inTxAlone(ctx context.Context, fn func(q querier) error) error {
 // again (see committer.runOnce), and a conflict fails it rather than run it
 // again.
 func (s *Store) inTxOnce(ctx context.Context, fn func(q querier) error) error {
-	if s.gc != nil {
-		return s.gc.runOnce(ctx, fn)
-	}
-	return s.runTx(ctx, fn)
+	return s.writes.runOnce(ctx, fn)
 }
 
 // inReadTx runs fn in one read-only transaction, so that its statements

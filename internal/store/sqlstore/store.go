@@ -25,11 +25,11 @@ type Store struct {
 
 	stmts sync.Map // query text -> *sql.Stmt, per pool (see stmtKey)
 	// bareStmts holds each query's *bareStatement (nil: prepared as
-	// written), when the dialect asks for BareParams.
+	// written), when the dialect's Statements are BareParams.
 	bareStmts sync.Map
 
-	// gc runs inTx's transactions when the dialect asks for group commit.
-	gc *committer
+	// writes runs the write transactions, as the dialect's Writes says.
+	writes writeRunner
 	// folder folds timeline deltas into their buckets in the background.
 	folder *folder
 	// closers are the engine's background work, stopped first by Close;
@@ -73,9 +73,7 @@ type stmtKey struct {
 // New builds a Store over the given pools. r and w may be the same pool.
 func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, personReads: newPersonReads(d)}
-	if d.GroupCommit {
-		s.gc = newCommitter(s)
-	}
+	s.writes = d.Writes.start(s)
 	if d.ModifyingCTE {
 		s.creator = startCreator(s)
 		s.appender = startAppender(s)
@@ -101,10 +99,7 @@ func (s *Store) CloseAfter(c io.Closer) { s.afterClose = append(s.afterClose, c)
 // own connection and waits for none: SQLite's checkpointer restarts the WAL
 // this way (sqlite/checkpoint.go).
 func (s *Store) BetweenWrites(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
-	if s.gc == nil {
-		return fn(ctx, s.w)
-	}
-	return s.gc.runOutside(ctx, func(querier) error { return fn(ctx, s.w) })
+	return s.writes.between(ctx, fn)
 }
 
 // SharesBudgets says whether rate budgets are counted in the database
@@ -189,9 +184,7 @@ func (s *Store) Close() error {
 	for _, c := range s.closers {
 		err = errors.Join(err, c.Close())
 	}
-	if s.gc != nil {
-		s.gc.close()
-	}
+	s.writes.close()
 	if s.creator != nil {
 		s.creator.close()
 	}

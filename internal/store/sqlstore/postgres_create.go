@@ -99,3 +99,28 @@ func guarded(guard string) string {
 	}
 	return ` AND ` + guard
 }
+
+// CreateUnlessHeld has an upsert create its person in one statement
+// (createUnlessHeld), and decide on a holder it found in one more
+// (matchHeld), before any transaction: for an engine whose WITH clause may
+// write (PostgreSQL), where a round trip costs the most.
+var CreateUnlessHeld Upserts = createFirst{}
+
+type createFirst struct{}
+
+func (createFirst) first(ctx context.Context, s *Store, accountID string, in domain.PersonUpsert, w store.Write,
+	p **domain.Person, created *bool) (*[]service.Holder, bool, error) {
+	made, found, err := s.createUnlessHeld(ctx, accountID, in, w)
+	if err != nil || made != nil {
+		*p, *created = made, made != nil
+		return nil, true, err
+	}
+	if found == nil {
+		return nil, false, nil
+	}
+	holders := holdersOf(*found)
+	if *p, err = s.matchHeld(ctx, accountID, in, w, *found, holders); err != nil || *p != nil {
+		return nil, true, err
+	}
+	return &holders, false, nil
+}
