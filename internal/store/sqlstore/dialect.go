@@ -1,9 +1,12 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
+	"iter"
 
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // Dialect is the SQL an engine writes its own way; each engine package
@@ -36,9 +39,9 @@ type Dialect struct {
 	// a chunk holds it no longer than a group commit's batch); zero erases
 	// a person in one transaction whatever it holds (see erasures.go).
 	EraseChunk int
-	// AnalyzeDuringImport refreshes the planner's statistics of persons as
-	// an import grows the table (see analyzePersons).
-	AnalyzeDuringImport bool
+	// AnalyzePersons, when set, refreshes the planner's statistics of
+	// persons as an import grows the table (see analyzePersons).
+	AnalyzePersons string
 	// AnalyzeTables, followed by a list of tables, refreshes the planner's
 	// statistics of those tables; an import runs it once it has committed
 	// (see analyzeTables). Empty where the planner takes nothing from a
@@ -60,27 +63,35 @@ type Dialect struct {
 	// statement each) or sqlstore.LookUpBesideWriter (read the holders on a
 	// reader, sparing the one writer the lookup).
 	Upserts Upserts
-	// ModifyingCTE says a WITH clause may insert or delete rows and hand
-	// them to the statement it heads (PostgreSQL), which lets the timeline
-	// fold take exactly the deltas it counts while writers run alongside,
-	// and a new person's upsert look up, insert and enter the outbox in one
-	// statement (createUnlessHeld) where a round trip costs the most.
-	ModifyingCTE bool
+	// Appends says whether an append of a breadcrumb may skip its
+	// transaction: sqlstore.AppendInOneStatement (one statement, the
+	// concurrent ones together, where a WITH clause may write and a round
+	// trip costs the most) or sqlstore.AppendInTx.
+	Appends Appends
+	// Outbox is how a person write reaches its outbox row:
+	// sqlstore.OutboxCombined (its statements put together, where a WITH
+	// clause may write) or sqlstore.OutboxApart (a statement each).
+	Outbox Outbox
 	// RowVersion is a column that changes with every write of its row
 	// (PostgreSQL's xmin), read as text, and RefuseStale an expression that
 	// fails its statement with SQLSTATE staleState. With both, a matched
 	// upsert decides on rows read without a lock and writes them in one
 	// statement only if neither changed since it read them (matchHeld).
 	RowVersion, RefuseStale string
-	// MergeIntersect says INTERSECT of inputs read in index order merges
-	// them in one pass (SQLite); otherwise a semi-join leaves the choice
-	// of join to the planner.
-	MergeIntersect bool
-	// PersonArrays says a statement may take arrays of text parameters
-	// and unnest them (PostgreSQL), which lets concurrent Get Person calls
-	// share one statement (see fetcher), where each statement is a round
-	// trip to a server process.
-	PersonArrays bool
+	// TagWindows reads the holders of every one of a list of tags within a
+	// window: sqlstore.IntersectTags (an INTERSECT of the tags' index ranges,
+	// for a planner that merges one in a pass) or sqlstore.JoinTags (a
+	// semi-join, the join left to the planner).
+	TagWindows TagWindows
+	// Fold folds a chunk of timeline deltas, those up to the id last, into
+	// their buckets: sqlstore.FoldTaking (one statement takes exactly the
+	// deltas it counts, while writers run alongside) or sqlstore.FoldAlone
+	// (the fold's transaction is the only writer).
+	Fold func(ctx context.Context, q querier, last int64) error
+	// Gets reads Get Person's person: sqlstore.BatchedGets (the calls that
+	// arrive together as one statement, for an engine where each statement
+	// is a round trip to a server process) or sqlstore.OneByOne.
+	Gets PersonGets
 	// NewPersonOrd is the value that numbers a person a write inserts
 	// (persons.ord): SQLite's trigger would number it by rewriting the row
 	// just inserted, its index entry with it.
@@ -99,12 +110,12 @@ type Dialect struct {
 	// import_writes, PostgreSQL with the transaction's pds.import_writes
 	// setting.
 	ImportMarkOn, ImportMarkOff string
-	// ImportCommitsChunks has pds import persons commit each chunk of lines
-	// on its own (SQLite): its one writer would otherwise keep every other
-	// write of the database waiting for the whole import. An engine whose
-	// writers run in parallel imports a file in one transaction, all or
-	// nothing, while the other writes go on.
-	ImportCommitsChunks bool
+	// Import runs pds import persons over its lines: sqlstore.ImportInChunks
+	// (each chunk committed on its own, for an engine whose one writer
+	// would otherwise keep every other write waiting for the whole import)
+	// or sqlstore.ImportAtOnce (one transaction, all or nothing, while the
+	// other writes go on). On failure it answers what the import reports.
+	Import func(ctx context.Context, s *Store, im *personImporter, lines iter.Seq2[store.PersonImport, error]) (store.PersonImportResult, error)
 	// SerialFold, when set, is run first in the transaction that folds
 	// tag bits, and by an import before it writes bits, so that one writer
 	// at a time changes tag_bits: a link made and then broken must reach
@@ -131,19 +142,21 @@ type Dialect struct {
 	// a narrow table kept beside it (PostgreSQL's person_seen, see its
 	// migration 00200), holding those three columns of every person.
 	SeenOrder string
-	// RowValueRanges says the planner seeks to a row value bound such as
-	// (account_id, id) > ($1, $2) in an index on those columns when no
-	// equality on account_id stands beside it (PostgreSQL, which would
-	// serve "id > $2" from the primary key, across every account); SQLite
-	// reads a row value as a filter. See exportRange.
-	RowValueRanges bool
-	// BoundedMerges says the planner merges a union of ordered index
-	// ranges only when each is a subquery with its own ORDER BY and LIMIT
-	// (PostgreSQL: Merge Append of bounded scans, where it would append
-	// unbounded ones and sort them all); SQLite merges the ranges
-	// themselves, and would sort each bounded subquery again. See
-	// ListAccountDeliveries.
-	BoundedMerges bool
+	// OpenRange is the condition on persons p of an export's open range,
+	// the account's persons after after (account is the account's
+	// placeholder in args): sqlstore.RowValueRange, for a planner that seeks
+	// to a row value bound such as (account_id, id) > ($1, $2) in an index
+	// on those columns when no equality on account_id stands beside it, or
+	// sqlstore.ScalarRange, for one that reads a row value as a filter. See
+	// exportRange.
+	OpenRange func(args *sqlArgs, account, after string) string
+	// MergeArms are the arms of a union of ordered index ranges, the
+	// deliveries of each where of wheres, which the page merges (see
+	// ListAccountDeliveries): sqlstore.BoundedArms, each range a subquery
+	// with its own ORDER BY armOrder and LIMIT reach, for a planner that
+	// merges only such ranges, or sqlstore.PlainArms, for one that merges
+	// the ranges themselves and would sort each bounded subquery again.
+	MergeArms func(args *sqlArgs, wheres []string, armOrder string, reach int) []string
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions

@@ -41,12 +41,12 @@ type Store struct {
 	keys *keyCache
 	// persons caches Get Person, when the engine turned it on (CachePersons).
 	persons *personCache
-	// creator batches createUnlessHeld (ModifyingCTE engines).
+	// creator batches createUnlessHeld (started by CreateUnlessHeld).
 	creator *creator
-	// appender batches appendToHolder (ModifyingCTE engines).
+	// appender batches appendToHolder (started by AppendInOneStatement).
 	appender *appender
-	// fetcher batches Get Person (PersonArrays engines).
-	fetcher *fetcher
+	// gets reads Get Person's person, as the dialect's Gets says.
+	gets personGetter
 	// secrets keeps each account's suppression secret once read: made
 	// once, never changed (suppressions.go).
 	secrets sync.Map
@@ -74,13 +74,9 @@ type stmtKey struct {
 func New(d Dialect, r, w *sql.DB, isUnique IsUniqueViolation) *Store {
 	s := &Store{dialect: d, r: r, w: w, isUnique: isUnique, personReads: newPersonReads(d)}
 	s.writes = d.Writes.start(s)
-	if d.ModifyingCTE {
-		s.creator = startCreator(s)
-		s.appender = startAppender(s)
-	}
-	if d.PersonArrays {
-		s.fetcher = startFetcher(s)
-	}
+	d.Upserts.start(s)
+	d.Appends.start(s)
+	s.gets = d.Gets.start(s)
 	s.folder = startFolder(s)
 	return s
 }
@@ -185,15 +181,9 @@ func (s *Store) Close() error {
 		err = errors.Join(err, c.Close())
 	}
 	s.writes.close()
-	if s.creator != nil {
-		s.creator.close()
-	}
-	if s.appender != nil {
-		s.appender.close()
-	}
-	if s.fetcher != nil {
-		s.fetcher.close()
-	}
+	s.dialect.Upserts.stop(s)
+	s.dialect.Appends.stop(s)
+	s.gets.close()
 	if s.keys != nil {
 		err = errors.Join(err, s.keys.sync.Close())
 	}
