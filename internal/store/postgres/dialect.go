@@ -18,7 +18,11 @@ var Dialect = sqlstore.Dialect{
 	InsertParams:      4096,
 	// A statement named on one server session may be gone from the next
 	// a pooler gives the connection (see connConfig).
-	Unprepared:     true,
+	Statements: sqlstore.Unprepared,
+	// Writers run in parallel.
+	Writes: sqlstore.TxPerCall,
+	// A round trip costs the most: create in one statement.
+	Upserts:        sqlstore.CreateUnlessHeld,
 	TagPairsAgg:    `json_agg(json_build_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
 	FieldValuesAgg: `json_object_agg(f.key, v.value)`,
 	// Its planner plans on what ANALYZE last measured; autovacuum would
@@ -26,11 +30,13 @@ var Dialect = sqlstore.Dialect{
 	AnalyzeTables: `ANALYZE`,
 	// Plans made while persons was empty would pick the wrong index of
 	// those led by account_id (see analyzePersons).
-	AnalyzeDuringImport: true,
+	AnalyzePersons: `ANALYZE persons`,
 	// An append's update of persons stays on its page (HOT) only when no
 	// index holds last_seen_at.
-	SeenOrder:    `person_seen`,
-	ModifyingCTE: true,
+	SeenOrder: `person_seen`,
+	// A WITH clause may write: statements are put together.
+	Appends: sqlstore.AppendInOneStatement,
+	Outbox:  sqlstore.OutboxCombined,
 	// xmin is the transaction that wrote the row version a statement sees:
 	// any later write of the row makes a version with another.
 	RowVersion:  `xmin::text`,
@@ -41,7 +47,8 @@ var Dialect = sqlstore.Dialect{
 	ImportOrds:    `SELECT nextval(pg_get_serial_sequence('persons', 'ord')) FROM generate_series(1, $1)`,
 	ImportMarkOn:  `SELECT set_config('pds.import_writes', 'on', true)`,
 	ImportMarkOff: `SELECT set_config('pds.import_writes', 'off', true)`,
-	PersonArrays:  true,
+	// A statement is a round trip: Get Person calls share one.
+	Gets: sqlstore.BatchedGets,
 	// A key of the schema's own: one fold transaction, or one import, of
 	// the deployment holds it at a time, while those of other schemas of
 	// the database (other deployments, other tests) go on.
@@ -51,8 +58,15 @@ var Dialect = sqlstore.Dialect{
 	JoinsAsWritten: `SELECT set_config('join_collapse_limit', '1', true), set_config('enable_hashjoin', 'off', true),
 		set_config('enable_mergejoin', 'off', true), set_config('enable_seqscan', 'off', true),
 		set_config('enable_bitmapscan', 'off', true)`,
-	RowValueRanges: true,
-	BoundedMerges:  true,
+	// It seeks to a row value bound; it merges only bounded ranges.
+	OpenRange: sqlstore.RowValueRange,
+	MergeArms: sqlstore.BoundedArms,
+	// Its planner chooses the join of the holders of several tags.
+	TagWindows: sqlstore.JoinTags,
+	// Writers run alongside the fold.
+	Fold: sqlstore.FoldTaking,
+	// Writers run in parallel: the import is one transaction.
+	Import: sqlstore.ImportAtOnce,
 	// READ COMMITTED would give each statement of a list its own snapshot.
 	ReadSnapshot: &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	// A batch is the transactions the cut sees and the base did not: those

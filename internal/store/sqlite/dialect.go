@@ -12,14 +12,14 @@ var Dialect = sqlstore.Dialect{
 	ClaimRows:         "",
 	ClaimDeliveryRows: "",
 	InsertParams:      1024,
-	BareParams:        true,
+	// Binding a numbered parameter walks the statement's list of names.
+	Statements: sqlstore.BareParams,
 	// SQLite's JSON functions; json_array keeps its JSON subtype only as
 	// the direct argument of the aggregate.
 	TagPairsAgg:    `json_group_array(json_array(t.id, t.name) ORDER BY pt.created_at, t.id)`,
 	FieldValuesAgg: `json_group_object(f.key, v.value)`,
 	// The planner needs no statistics for the import's lookups
-	// (TestIdentifierLookupPlan).
-	AnalyzeDuringImport: false,
+	// (TestIdentifierLookupPlan): no AnalyzePersons.
 	// Nor anything after an import: it plans by sqlite_stat1 alone, whose
 	// rows migration 00010 wrote to describe accounts of a million persons,
 	// and an import changes nothing there. ANALYZE, or PRAGMA optimize
@@ -31,9 +31,21 @@ var Dialect = sqlstore.Dialect{
 	AnalyzeTables: "",
 	// Writes take turns on the one writer connection: run them together,
 	// under one commit and one wait for the disk.
-	GroupCommit: true,
+	Writes:  sqlstore.GroupCommit,
+	Upserts: sqlstore.LookUpBesideWriter,
+	// Statements cost it no round trip.
+	Appends: sqlstore.AppendInTx,
+	Outbox:  sqlstore.OutboxApart,
 	// It probes one tag per holder of another; merging is linear.
-	MergeIntersect: true,
+	TagWindows: sqlstore.IntersectTags,
+	// A statement costs no round trip: each Get Person reads its own.
+	Gets: sqlstore.OneByOne,
+	// The fold's transaction is the only writer.
+	Fold: sqlstore.FoldAlone,
+	// It reads a row value as a filter.
+	OpenRange: sqlstore.ScalarRange,
+	// It merges a union of ordered ranges itself.
+	MergeArms: sqlstore.PlainArms,
 	// One writer: nobody takes a number between the read and the insert.
 	NewPersonOrd: `(SELECT COALESCE(MAX(ord), 0) + 1 FROM persons)`,
 	// The import writes alone too.
@@ -43,9 +55,9 @@ var Dialect = sqlstore.Dialect{
 	// breadcrumbs at a time (about 8 ms each).
 	EraseChunk: 1000,
 	// The import takes turns with the server's writes, a chunk at a time.
-	ImportCommitsChunks: true,
-	ImportMarkOn:        `INSERT INTO import_writes (one) VALUES (1)`,
-	ImportMarkOff:       `DELETE FROM import_writes`,
+	Import:        sqlstore.ImportInChunks,
+	ImportMarkOn:  `INSERT INTO import_writes (one) VALUES (1)`,
+	ImportMarkOff: `DELETE FROM import_writes`,
 	// A deferred transaction on a read-only connection keeps the snapshot
 	// of its first read.
 	ReadSnapshot: nil,

@@ -18,7 +18,7 @@ const mergedSubscriptions = 100
 // account that f lets through, newest first, in one read snapshot. The
 // subscriptions are read first, from the account's own rows; each one's log
 // is then the index range ListDeliveries reads, as far as the page may
-// need it (Dialect.BoundedMerges), and the page is their merge in the log's
+// need it (Dialect.MergeArms), and the page is their merge in the log's
 // order (a UNION ALL that both engines merge rather than sort: PostgreSQL's
 // Merge Append, SQLite's ordered compound select). As a log's pages, one past the middle is read
 // from the far end.
@@ -65,18 +65,8 @@ func (s *Store) ListAccountDeliveries(ctx context.Context, accountID string, f d
 		}
 		// Each log as one index range: bounded to the rows the page may
 		// need of it, in order, where the engine merges only such ranges
-		// (Dialect.BoundedMerges).
-		arms := make([]string, len(wheres))
-		var reach string
-		if s.dialect.BoundedMerges {
-			reach = args.add(span.skip + span.limit)
-		}
-		for i, where := range wheres {
-			arms[i] = `SELECT ` + deliveryColumns + ` FROM ` + where
-			if reach != "" {
-				arms[i] = `SELECT * FROM (` + arms[i] + ` ORDER BY ` + armOrder + ` LIMIT ` + reach + `) a` + strconv.Itoa(i)
-			}
-		}
+		// (Dialect.MergeArms).
+		arms := s.dialect.MergeArms(&args, wheres, armOrder, span.skip+span.limit)
 		page := `SELECT * FROM (` + strings.Join(arms, " UNION ALL ") + `) d ORDER BY ` + order +
 			` LIMIT ` + args.add(span.limit) + ` OFFSET ` + args.add(span.skip)
 		if out, err = queryAll(ctx, q, byValue(scan), page, args...); err != nil {
@@ -86,4 +76,28 @@ func (s *Store) ListAccountDeliveries(ctx context.Context, accountID string, f d
 		return nil
 	})
 	return out, total, err
+}
+
+// BoundedArms are the arms of a merge of ordered index ranges
+// (Dialect.MergeArms) for a planner that merges only ranges each bounded by
+// its own ORDER BY and LIMIT (PostgreSQL: Merge Append of bounded scans,
+// where it would append unbounded ones and sort them all): each log's
+// range bounded to the reach rows the page may need of it, in order.
+func BoundedArms(args *sqlArgs, wheres []string, armOrder string, reach int) []string {
+	bound := args.add(reach)
+	arms := make([]string, len(wheres))
+	for i, where := range wheres {
+		arms[i] = `SELECT * FROM (SELECT ` + deliveryColumns + ` FROM ` + where + ` ORDER BY ` + armOrder + ` LIMIT ` + bound + `) a` + strconv.Itoa(i)
+	}
+	return arms
+}
+
+// PlainArms are the arms of such a merge for a planner that merges the
+// ranges themselves (SQLite), and would sort each bounded subquery again.
+func PlainArms(_ *sqlArgs, wheres []string, _ string, _ int) []string {
+	arms := make([]string, len(wheres))
+	for i, where := range wheres {
+		arms[i] = `SELECT ` + deliveryColumns + ` FROM ` + where
+	}
+	return arms
 }

@@ -18,7 +18,7 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		return domain.Breadcrumb{}, false, err
 	}
 	s.warmSecret(ctx, accountID, w)
-	if b, ok, err := s.appendToHolder(ctx, accountID, in, w); err != nil || ok {
+	if b, ok, err := s.dialect.Appends.toHolder(ctx, s, accountID, in, w); err != nil || ok {
 		return inMillis(b), false, err
 	}
 	var (

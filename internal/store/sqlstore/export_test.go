@@ -89,7 +89,10 @@ func (s *Store) CreateUnlessHeldQuery(accountID string, externalID, email, fID *
 }
 
 // ReadsPersonsTogether says Get Person calls share statements (fetcher).
-func (s *Store) ReadsPersonsTogether() bool { return s.fetcher != nil }
+func (s *Store) ReadsPersonsTogether() bool {
+	_, ok := s.gets.(*fetcher)
+	return ok
+}
 
 // GetPersonsTogether reads the persons of the account with ids as one batch
 // of the fetcher, for the plan test; an error unless each was found.
@@ -98,7 +101,7 @@ func (s *Store) GetPersonsTogether(ctx context.Context, accountID string, ids []
 	for i, id := range ids {
 		batch[i] = &getCall{batchCall: batchCall{ctx: ctx}, accountID: accountID, id: id}
 	}
-	s.fetcher.run(ctx, batch)
+	s.gets.(*fetcher).run(ctx, batch)
 	for _, call := range batch {
 		if call.err != nil {
 			return call.err

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/pds-dev/pds/internal/domain"
 )
@@ -82,38 +81,6 @@ func lockHolders(ctx context.Context, q querier, accountID string, items []domai
 	_, err = queryAll(ctx, q, scanString, `SELECT person_id FROM bursts WHERE person_id IN (`+a.list(anySlice(held)...)+`)
 		ORDER BY person_id`+q.s.dialect.LockRows, a...)
 	return err
-}
-
-// holdersLockQuery is lockHolders' statement ("" when no item names an
-// identifier). Each value is looked up on its own (OFFSET 0 keeps the
-// planner from flattening the lookup into a join): an account that grew
-// since its statistics were taken looks like a handful of rows to the
-// planner, which then prefers reading the account's whole range of an index
-// to probing the unique index once per value (300 ms instead of 0.4 ms for
-// a batch of 100 at 150,000 persons). The rows are then locked through the
-// primary key (= ANY of the ids found), however few the planner thinks.
-func holdersLockQuery(accountID string, items []domain.Identifiers, lock string) (string, []any) {
-	var columns [3][]string
-	for _, ids := range items {
-		for kind, v := range keys(ids) {
-			if v != "" {
-				columns[kind] = append(columns[kind], v)
-			}
-		}
-	}
-	var args sqlArgs
-	account := args.add(accountID)
-	var lookups []string
-	for kind, column := range [3]string{"external_id", "email_norm", "f_id"} {
-		if len(columns[kind]) > 0 {
-			lookups = append(lookups, `SELECT h.id FROM unnest(`+args.add(columns[kind])+`::text[]) AS v (x),
-				LATERAL (SELECT id FROM persons WHERE account_id = `+account+` AND `+column+` = v.x OFFSET 0) AS h`)
-		}
-	}
-	if len(lookups) == 0 {
-		return "", nil
-	}
-	return `SELECT id FROM persons WHERE id = ANY (ARRAY(` + strings.Join(lookups, ` UNION ALL `) + `)) ORDER BY id` + lock, args
 }
 
 // sortedTags is the order Add Person Tags links tags in (tag id order), a

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -90,7 +88,7 @@ func (s *Store) upsertBatch(ctx context.Context, accountID string, items []domai
 			return err
 		}
 		if !isolated {
-			if done, err := s.createTogether(ctx, q, accountID, items, w, results); done || err != nil {
+			if done, err := s.dialect.Upserts.together(ctx, s, q, accountID, items, w, results); done || err != nil {
 				if err != nil {
 					return err
 				}
@@ -164,100 +162,4 @@ func (s *Store) upsertItem(ctx context.Context, q querier, accountID string, in 
 			return store.UpsertResult{}, err
 		}
 	}
-}
-
-// createTogether runs a batch whose items each name identifiers no other
-// item names, and no custom field values, on an engine whose WITH clause
-// may write (Dialect.ModifyingCTE): one statement per 64 items creates
-// every item nobody holds the identifiers of, with its outbox row
-// (createManyQuery, as concurrent single creates share), and gives the
-// others their holders, upserted then in order as upsertItems would. Items
-// with distinct identifiers do not touch each other's persons, so creating
-// first commutes with matching. Five statements an item made a batch of new
-// persons a few hundred round trips. It reports whether it ran the batch.
-func (s *Store) createTogether(ctx context.Context, q querier, accountID string, items []domain.PersonUpsert, w store.Write,
-	results []store.UpsertResult) (bool, error) {
-	if !s.dialect.ModifyingCTE || !service.StampsFor(createdNew).Event {
-		return false, nil
-	}
-	seen := map[[2]string]bool{}
-	for _, in := range items {
-		if len(in.CustomFields.Value) > 0 || !in.Identifiers().Any() {
-			return false, nil
-		}
-		if values, err := service.CustomValueChanges(in.CustomFields, nil); err != nil || len(values) > 0 {
-			return false, nil
-		}
-		for kind, v := range keys(in.Identifiers()) {
-			k := [2]string{strconv.Itoa(kind), v}
-			if v == "" {
-				continue
-			}
-			if seen[k] {
-				return false, nil
-			}
-			seen[k] = true
-		}
-	}
-	calls := make([]*createCall, len(items))
-	attrs := make([]attributes, len(items))
-	ids := make([]string, len(items))
-	for i, in := range items {
-		attrs[i] = attributes{Identifiers: in.Identifiers(), firstName: in.FirstName.Ptr(), lastName: in.LastName.Ptr(), phone: in.Phone.Ptr()}
-		ids[i] = domain.NewID(domain.PersonIDPrefix)
-		calls[i] = newCreateCall(accountID, ids[i], attrs[i], w)
-	}
-	held := make([][]heldRow, len(items))
-	for start := 0; start < len(calls); start += maxCreateBatch {
-		chunk := calls[start:min(start+maxCreateBatch, len(calls))]
-		query, args := createManyQuery(s.dialect, chunk, "")
-		if err := s.createChunk(ctx, q, query, args, held[start:]); err != nil {
-			if s.isUnique(err) {
-				// Another writer made one of these persons meanwhile: item
-				// by item, each in a savepoint, the batch matches it.
-				return true, errItemNeedsSavepoint
-			}
-			return true, err
-		}
-	}
-	for i, in := range items {
-		if len(held[i]) == 0 {
-			results[i] = store.UpsertResult{Person: createdPerson(ids[i], attrs[i], nil, w), Created: true}
-			continue
-		}
-		holders := holdersOf(held[i])
-		heldNow := &holders
-		if markedSuppressing(held[i]) {
-			heldNow = nil // the transaction looks up and checks
-		}
-		p, created, err := upsertWrite(ctx, q, accountID, in, w, heldNow)
-		switch {
-		case err == nil:
-			results[i] = store.UpsertResult{Person: p, Created: created}
-		case domain.IsRefusal(err) || s.isUnique(err):
-			return true, errItemNeedsSavepoint
-		default:
-			return true, err
-		}
-	}
-	return true, nil
-}
-
-// createChunk runs a createManyQuery and files each holder it answers
-// under its call's number in held.
-func (s *Store) createChunk(ctx context.Context, q querier, query string, args []any, held [][]heldRow) error {
-	rows, err := q.query(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var n int
-		r, err := scanHeld(rows, &n)
-		if err != nil {
-			return err
-		}
-		held[n] = addHeld(held[n], r)
-	}
-	return rows.Close()
 }

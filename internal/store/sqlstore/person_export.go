@@ -49,21 +49,12 @@ func (s *Store) exportChunk(ctx context.Context, q querier, accountID string, se
 // the filters select. account is the account's placeholder in args.
 func (s *Store) exportRange(args *sqlArgs, account string, sel domain.PersonExport, last string) string {
 	var where string
-	if s.dialect.RowValueRanges && last == "" {
-		// An open range, as a row value with no equality on account_id:
-		// the primary key cannot serve it, and PostgreSQL seeks to its
-		// start. Beside "account_id = $1" it walked from the account's
-		// first person instead (526 ms a chunk, a million persons in). The
-		// two bounds hold the account: the row value puts account_id at or
-		// past it, the other at or before it.
-		where = `(p.account_id, p.id) > (` + account + `, ` + args.add(sel.After) + `) AND p.account_id <= ` + account
+	if last == "" {
+		where = s.dialect.OpenRange(args, account, sel.After)
 	} else {
 		// A closed range as scalars, which PostgreSQL seeks to and stops
 		// at (as row values it walked the account: ~100 ms a chunk).
-		where = `p.account_id = ` + account + ` AND p.id > ` + args.add(sel.After)
-		if last != "" {
-			where += ` AND p.id <= ` + args.add(last)
-		}
+		where = scalarRange(args, account, sel.After) + ` AND p.id <= ` + args.add(last)
 	}
 	if sel.UpdatedSince != nil {
 		// The unary plus keeps the planner off persons_last_seen (see above).
@@ -109,4 +100,25 @@ func (s *Store) exportDetails(ctx context.Context, q querier, accountID string, 
 		CROSS JOIN person_field_values v CROSS JOIN custom_fields f
 		WHERE `+persons+` AND v.person_id = p.id AND v.account_id = `+account+`
 			AND f.id = v.field_id AND f.account_id = v.account_id AND f.collection = 'Person' AND f.archived_at IS NULL`)
+}
+
+// RowValueRange is an export's open range (Dialect.OpenRange) as a row
+// value with no equality on account_id, for a planner that seeks to such a
+// bound in an index (PostgreSQL, which would serve "id > $2" from the
+// primary key, across every account): the primary key cannot serve it,
+// and PostgreSQL seeks to its start. Beside "account_id = $1" it walked
+// from the account's first person instead (526 ms a chunk, a million
+// persons in). The two bounds hold the account: the row value puts
+// account_id at or past it, the other at or before it.
+func RowValueRange(args *sqlArgs, account, after string) string {
+	return `(p.account_id, p.id) > (` + account + `, ` + args.add(after) + `) AND p.account_id <= ` + account
+}
+
+// ScalarRange is an export's open range (Dialect.OpenRange) as scalars,
+// for a planner that reads a row value as a filter (SQLite).
+var ScalarRange = scalarRange
+
+// scalarRange is the account's persons p after after, as scalars.
+func scalarRange(args *sqlArgs, account, after string) string {
+	return `p.account_id = ` + account + ` AND p.id > ` + args.add(after)
 }

@@ -32,22 +32,13 @@ func personWithDetailsSQL(d Dialect, from, where, extra string) string {
 // personReads are the statements of personWithDetailsSQL a store runs.
 type personReads struct {
 	byID, byExternalID, byEmail string
-	// byIDs reads the persons of an array of accounts ($1) and an array of
-	// ids ($2), each with its position in the arrays (from 1) after the
-	// aggregates; only with Dialect.PersonArrays.
-	byIDs string
 }
 
 func newPersonReads(d Dialect) personReads {
 	one := func(cond string) string {
 		return personWithDetailsSQL(d, `persons p`, `p.account_id = $1 AND `+cond, ``)
 	}
-	r := personReads{byID: one(`p.id = $2`), byExternalID: one(`p.external_id = $2`), byEmail: one(`p.email_norm = $2`)}
-	if d.PersonArrays {
-		r.byIDs = personWithDetailsSQL(d, `unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (account, person, n)
-			JOIN persons p ON p.account_id = k.account AND p.id = k.person`, `TRUE`, `, k.n`)
-	}
-	return r
+	return personReads{byID: one(`p.id = $2`), byExternalID: one(`p.external_id = $2`), byEmail: one(`p.email_norm = $2`)}
 }
 
 // readPerson reads the person with id; sql.ErrNoRows when the account
@@ -122,3 +113,34 @@ type withExtra struct {
 }
 
 func (w withExtra) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.extra...)...) }
+
+// PersonGets is how an engine reads Get Person's person (Dialect.Gets):
+// OneByOne, a statement each, or BatchedGets, the calls that arrive while a
+// batch is under way read as one statement (postgres_get_batch.go).
+type PersonGets interface {
+	// start makes the store's reader of persons.
+	start(s *Store) personGetter
+}
+
+// personGetter reads one person of an account for GetPerson.
+type personGetter interface {
+	get(ctx context.Context, accountID, id string) (*domain.Person, error)
+	close()
+}
+
+// OneByOne reads each Get Person with a statement of its own: for an
+// engine whose statements cost no round trip (SQLite).
+var OneByOne PersonGets = oneByOne{}
+
+type oneByOne struct{}
+
+func (oneByOne) start(s *Store) personGetter { return direct{s} }
+
+// direct is OneByOne's reader.
+type direct struct{ s *Store }
+
+func (d direct) get(ctx context.Context, accountID, id string) (*domain.Person, error) {
+	return getPerson(ctx, d.s.reader(), accountID, id)
+}
+
+func (direct) close() {}

@@ -36,7 +36,7 @@ const (
 )
 
 // ImportPersons applies a stream of upserts in one transaction (pds import
-// persons), or chunk by chunk where the engine asks (ImportCommitsChunks),
+// persons), or chunk by chunk where the engine asks (Dialect.Import),
 // then brings the statistics of the tables it wrote up to date.
 func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (store.PersonImportResult, error) {
 	s.folder.pause()
@@ -44,12 +44,8 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	im := &personImporter{s: s, ctx: ctx, accountID: accountID, w: w, liveTag: map[string]bool{},
 		nextAnalyze: firstAnalyze, ids: newPersonIDs(w.Now), ownIDs: map[string]bool{}, takenIDs: map[string]bool{}}
 	lines = normalizedLines(lines)
-	if s.dialect.ImportCommitsChunks {
-		if through, err := s.importInChunks(ctx, im, lines); err != nil {
-			return store.PersonImportResult{PersonImportCounts: im.counts, ImportedThrough: through}, err
-		}
-	} else if err := s.importAtOnce(ctx, im, lines); err != nil {
-		return store.PersonImportResult{}, err
+	if failed, err := s.dialect.Import(ctx, s, im, lines); err != nil {
+		return failed, err
 	}
 	// The import is committed; its counts are exact whether folded now or
 	// by the background folder later, so a failure here is not the import's.
@@ -58,6 +54,25 @@ func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.
 	// After the fold, so that the counts' statistics describe its buckets.
 	res.Analyze, res.AnalyzeErr = s.analyzeTables(ctx, s.dialect.personImportTablesOf())
 	return res, nil
+}
+
+// ImportInChunks has pds import persons commit each chunk of lines on its
+// own (Dialect.Import): an engine with one writer (SQLite) would otherwise
+// keep every other write of the database waiting for the whole import. A
+// failed import answers what it committed.
+func ImportInChunks(ctx context.Context, s *Store, im *personImporter, lines iter.Seq2[store.PersonImport, error]) (store.PersonImportResult, error) {
+	through, err := s.importInChunks(ctx, im, lines)
+	if err != nil {
+		return store.PersonImportResult{PersonImportCounts: im.counts, ImportedThrough: through}, err
+	}
+	return store.PersonImportResult{}, nil
+}
+
+// ImportAtOnce imports a file in one transaction, all or nothing
+// (Dialect.Import), while the other writes go on: for an engine whose
+// writers run in parallel (PostgreSQL).
+func ImportAtOnce(ctx context.Context, s *Store, im *personImporter, lines iter.Seq2[store.PersonImport, error]) (store.PersonImportResult, error) {
+	return store.PersonImportResult{}, s.importAtOnce(ctx, im, lines)
 }
 
 // normalizedLines is lines with each line's identifiers in their normal
@@ -677,10 +692,10 @@ func (im *personImporter) attachTags(personID string, tags []string) (bool, erro
 // more. SQLite's planner needs no statistics for these lookups
 // (TestIdentifierLookupPlan).
 func (s *Store) analyzePersons(ctx context.Context, q querier) error {
-	if !s.dialect.AnalyzeDuringImport {
+	if s.dialect.AnalyzePersons == "" {
 		return nil
 	}
-	_, err := q.tx.ExecContext(ctx, `ANALYZE persons`)
+	_, err := q.tx.ExecContext(ctx, s.dialect.AnalyzePersons)
 	return err
 }
 

@@ -121,10 +121,10 @@ var upsertResultArgs = map[string]any{
 // UPDATE: on PostgreSQL each UPDATE of a person writes a row version and an
 // entry in every index of persons.
 //
-// On an engine whose WITH clause may write, each round trip to the server
-// counts: the UPDATE also reads the outbox row it decides on, and the
-// outbox write also reads the person back when readAfter asks for it
-// (returned; nil when it was not read).
+// Where the dialect's Outbox can (a WITH clause may write, and each round
+// trip to the server counts), the UPDATE also reads the outbox row it
+// decides on, and the outbox write also reads the person back when
+// readAfter asks for it (returned; nil when it was not read).
 func recordChange(ctx context.Context, q querier, accountID, personID string, c change, attrs attrUpdate, w store.Write,
 	readAfter bool) (*domain.Person, error) {
 	stamps := service.StampsFor(c)
@@ -137,12 +137,13 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 	// on the persons row stamped here already, but a closing worker
 	// changes or deletes this row without that lock, and deciding on a
 	// stale read would lose the change.
-	lockBurstToo := stamps.Event && c != createdNew && update != "" && q.s.dialect.ModifyingCTE
-	var cur *service.Burst
+	var (
+		cur          *service.Burst
+		lockBurstToo bool
+	)
 	switch {
-	case lockBurstToo:
-		cur, err = scanBurst(q.queryRow(ctx, `WITH u AS (`+update+` RETURNING id)
-			SELECT `+burstColumns+` FROM bursts WHERE person_id = (SELECT id FROM u)`+q.s.dialect.LockRows, args...))
+	case stamps.Event && c != createdNew && update != "":
+		cur, lockBurstToo, err = q.s.dialect.Outbox.stampLocking(ctx, q, update, args)
 	case update != "":
 		_, err = q.exec(ctx, update, args...)
 	}
@@ -156,18 +157,11 @@ func recordChange(ctx context.Context, q querier, accountID, personID string, c 
 	}
 	var wargs sqlArgs
 	write := burstWrite(&wargs, cur, accountID, personID, service.BurstAfterChange(cur, c == createdNew, w.Now, w.Window))
-	if !readAfter || !q.s.dialect.ModifyingCTE {
+	if !readAfter {
 		_, err = q.exec(ctx, write, wargs...)
 		return nil, err
 	}
-	// The read sees the transaction's earlier writes, not the outbox
-	// row this statement writes, which it does not read.
-	where := `p.account_id = ` + wargs.add(accountID) + ` AND p.id = ` + wargs.add(personID)
-	p, err := scanPersonWithDetails(q.queryRow(ctx, `WITH b AS (`+write+`) `+personWithDetailsSQL(q.s.dialect, `persons p`, where, ``), wargs...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, domain.NotFound("person", personID)
-	}
-	return p, err
+	return q.s.dialect.Outbox.writeReading(ctx, q, write, wargs, accountID, personID)
 }
 
 // stampsUpdate is the UPDATE of persons that writes attrs and the stamps,

@@ -66,14 +66,7 @@ func (s *Store) GetPerson(ctx context.Context, accountID, id string) (*domain.Pe
 			return getPerson(ctx, s.reader(), accountID, id)
 		})
 	}
-	if f := s.fetcher; f != nil {
-		p, err := f.get(ctx, accountID, id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, domain.NotFound("person", id)
-		}
-		return p, err
-	}
-	return getPerson(ctx, s.reader(), accountID, id)
+	return s.gets.get(ctx, accountID, id)
 }
 
 // GetPersons reads the persons of ids in one read transaction, a chunk of

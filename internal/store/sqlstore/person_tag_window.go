@@ -67,23 +67,7 @@ func personTagWindow(ctx context.Context, q querier, accountID string, since tim
 // outside, as a subquery, it would sort every holder in the window first).
 func tagWindowPage(ctx context.Context, q querier, accountID string, tags []string, seen int64,
 	holders string, args sqlArgs, newest bool, p domain.PageRequest, total int) ([]string, error) {
-	if !q.s.dialect.MergeIntersect {
-		return pageOf(ctx, q, `h.person_id`, holders, seenOrderBy(`h.last_seen_at, h.person_id`, newest), args, p, total, scanID)
-	}
-	span, ok := spanOf(q, p, total)
-	if !ok {
-		return []string{}, nil
-	}
-	// The compound itself, not holders' subquery of it, takes the order.
-	compound, args := tagIntersect(accountID, tags, `>=`, seen)
-	order := seenOrderBy(`last_seen_at, person_id`, newest)
-	if span.fromEnd {
-		order = reversedOrder(order)
-	}
-	ids, err := queryAll(ctx, q, scanSeenID, compound+` ORDER BY `+order+
-		` LIMIT `+args.add(span.limit)+` OFFSET `+args.add(span.skip), args...)
-	turn(span, ids)
-	return ids, err
+	return q.s.dialect.TagWindows.page(ctx, q, accountID, tags, seen, holders, args, newest, p, total)
 }
 
 // scanSeenID scans a holder's last-seen time and id, and keeps the id.
@@ -140,10 +124,33 @@ func personsAround(ctx context.Context, q querier, accountID string, seen int64)
 // every one of tags whose last-seen time compares by op ("<" or ">=") with
 // seen, each tag's holders read as one index range in list order.
 func tagHoldersSeen(q querier, accountID string, tags []string, op string, seen int64) (string, sqlArgs) {
-	if q.s.dialect.MergeIntersect {
-		compound, args := tagIntersect(accountID, tags, op, seen)
-		return `(` + compound + `) h`, args
-	}
+	return q.s.dialect.TagWindows.holdersSeen(accountID, tags, op, seen)
+}
+
+// TagWindows is how an engine reads the holders of every one of a list of
+// tags within a window (Dialect.TagWindows): IntersectTags, an INTERSECT
+// of the tags' index ranges (SQLite, sqlite_tag_window.go), or JoinTags,
+// each further tag joined on the list order, the join left to the planner.
+type TagWindows interface {
+	// page reads the ids of page p of the total holders (see tagWindowPage).
+	page(ctx context.Context, q querier, accountID string, tags []string, seen int64,
+		holders string, args sqlArgs, newest bool, p domain.PageRequest, total int) ([]string, error)
+	// holdersSeen selects the holders seen by op of seen (see tagHoldersSeen).
+	holdersSeen(accountID string, tags []string, op string, seen int64) (string, sqlArgs)
+}
+
+// JoinTags reads tag windows by joins, for a planner that chooses the join
+// of a semi-join itself (PostgreSQL merges its join backwards as cheaply).
+var JoinTags TagWindows = joinTags{}
+
+type joinTags struct{}
+
+func (joinTags) page(ctx context.Context, q querier, _ string, _ []string, _ int64,
+	holders string, args sqlArgs, newest bool, p domain.PageRequest, total int) ([]string, error) {
+	return pageOf(ctx, q, `h.person_id`, holders, seenOrderBy(`h.last_seen_at, h.person_id`, newest), args, p, total, scanID)
+}
+
+func (joinTags) holdersSeen(accountID string, tags []string, op string, seen int64) (string, sqlArgs) {
 	var args sqlArgs
 	account := args.add(accountID)
 	at := args.add(seen)
@@ -158,19 +165,4 @@ func tagHoldersSeen(q querier, accountID string, tags []string, op string, seen 
 			o, args.add(tag), op, at)
 	}
 	return `person_tags h` + joins.String() + where, args
-}
-
-// tagIntersect is SQLite's merge of the holders (last_seen_at, person_id)
-// of every one of tags whose last-seen time compares by op with seen: each
-// tag's holders in the range, one index range in list order, intersected.
-func tagIntersect(accountID string, tags []string, op string, seen int64) (string, sqlArgs) {
-	var args sqlArgs
-	account := args.add(accountID)
-	at := args.add(seen)
-	parts := make([]string, len(tags))
-	for i, tag := range tags {
-		parts[i] = `SELECT last_seen_at, person_id FROM person_tags WHERE account_id = ` + account +
-			` AND tag_id = ` + args.add(tag) + ` AND last_seen_at ` + op + ` ` + at
-	}
-	return strings.Join(parts, ` INTERSECT `), args
 }

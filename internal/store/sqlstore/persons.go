@@ -14,10 +14,10 @@ import (
 )
 
 // UpsertPerson matches or creates a person and applies the supplied fields.
-// Where the engine can, a new person is created in one statement without a
-// transaction of its own (createUnlessHeld); the transaction then only
-// runs when that statement found the identifiers held. With group commit,
-// the identifiers are looked up beside the writer first.
+// The dialect's Upserts goes first: PostgreSQL creates a new person in one
+// statement without a transaction of its own (createUnlessHeld), and the
+// transaction then only runs when that statement found the identifiers
+// held; SQLite looks the identifiers up beside the writer.
 func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
 	// Callers normalize at the door; the store holds nothing else.
 	if err := in.Normalize(); err != nil {
@@ -29,34 +29,9 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 		created bool
 	)
 	err := s.retryingUnique(func() error {
-		var held *[]service.Holder
-		if s.dialect.ModifyingCTE {
-			made, found, err := s.createUnlessHeld(ctx, accountID, in, w)
-			if err != nil || made != nil {
-				p, created = made, made != nil
-				return err
-			}
-			if found != nil {
-				holders := holdersOf(*found)
-				if p, err = s.matchHeld(ctx, accountID, in, w, *found, holders); err != nil || p != nil {
-					return err
-				}
-				held = &holders
-			}
-		} else if s.gc != nil {
-			// The one writer's time is what every write of the database
-			// waits for: when a read beside it finds nobody holding the
-			// identifiers, the transaction creates without looking them up
-			// again; one taken meanwhile fails it unique, and it runs again
-			// from here. (Holders found are read again in the transaction,
-			// which sees every commit before it: one may have moved.)
-			holders, err := identifierHolders(ctx, s.reader(), accountID, in.Identifiers())
-			if err != nil {
-				return err
-			}
-			if len(holders) == 0 {
-				held = &holders
-			}
+		held, done, err := s.dialect.Upserts.first(ctx, s, accountID, in, w, &p, &created)
+		if done {
+			return err
 		}
 		return s.inTx(ctx, func(q querier) (err error) {
 			p, created, err = upsertWrite(ctx, q, accountID, in, w, held)

@@ -6,7 +6,7 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-// Appending breadcrumbs together (ModifyingCTE engines: PostgreSQL). A
+// Appending breadcrumbs together (AppendInOneStatement: PostgreSQL). A
 // breadcrumb for the holder of its one identifier is one statement
 // (appendToHolder), but each statement is also a commit, and under
 // concurrent appends the commits waited on the write-ahead log's flush far

@@ -9,7 +9,7 @@ import (
 )
 
 // appendToHolder is Append Breadcrumb in one statement, for an engine whose
-// WITH clause may write (Dialect.ModifyingCTE), when the breadcrumb names
+// WITH clause may write (AppendInOneStatement), when the breadcrumb names
 // its person by one identifier and there is nothing else to check: the
 // statement looks the identifier up (holdersQuery) and, when a person holds
 // it, inserts the breadcrumb and stamps that person as recordChange stamps a
@@ -25,7 +25,7 @@ import (
 // caller then runs the whole append in a transaction.
 func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
 	ids := in.Identifiers()
-	if !s.dialect.ModifyingCTE || ids.Count() != 1 || in.ID != "" || in.PersonID != nil || in.CampaignID != nil || in.ProjectID != nil {
+	if ids.Count() != 1 || in.ID != "" || in.PersonID != nil || in.CampaignID != nil || in.ProjectID != nil {
 		return domain.Breadcrumb{}, false, nil
 	}
 	// The statement writes only the last seen time; any other stamp or an
@@ -39,6 +39,22 @@ func (s *Store) appendToHolder(ctx context.Context, accountID string, in domain.
 	}
 	call.b.PersonID = call.personID
 	return call.b, true, nil
+}
+
+// AppendInOneStatement appends a breadcrumb whose one identifier has a
+// holder in one statement outside a transaction (appendToHolder), the
+// concurrent ones together (appender): for an engine whose WITH clause may
+// write (PostgreSQL), where each round trip counts.
+var AppendInOneStatement Appends = appendInOne{}
+
+type appendInOne struct{}
+
+func (appendInOne) start(s *Store) { s.appender = startAppender(s) }
+func (appendInOne) stop(s *Store)  { s.appender.close() }
+
+func (appendInOne) toHolder(ctx context.Context, s *Store, accountID string, in domain.BreadcrumbInput,
+	w store.Write) (domain.Breadcrumb, bool, error) {
+	return s.appendToHolder(ctx, accountID, in, w)
 }
 
 // appendOne is appendToHolder's one statement for call: its holder, and

@@ -8,7 +8,7 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-// Reading persons together (Dialect.PersonArrays, PostgreSQL). Get Person
+// Reading persons together (BatchedGets, PostgreSQL). Get Person
 // is one statement, but on PostgreSQL each statement is also a round trip
 // to a server process, and under concurrent reads the statement's fixed
 // price (the wake-ups of both sides, the protocol, the executor's start and
@@ -43,11 +43,26 @@ type getCall struct {
 // fetcher gathers getCalls into batches (batcher).
 type fetcher struct {
 	s *Store
+	// byIDs reads the persons of an array of accounts ($1) and an array of
+	// ids ($2), each with its position in the arrays (from 1) after the
+	// aggregates.
+	byIDs string
 	*batcher[*getCall]
 }
 
+// BatchedGets reads the Get Person calls that arrive while a batch is under
+// way as one statement, by one worker (fetcher): for an engine whose
+// statements may take arrays of text parameters and unnest them
+// (PostgreSQL), where each statement is a round trip to a server process.
+var BatchedGets PersonGets = batchedGets{}
+
+type batchedGets struct{}
+
+func (batchedGets) start(s *Store) personGetter { return startFetcher(s) }
+
 func startFetcher(s *Store) *fetcher {
-	f := &fetcher{s: s}
+	f := &fetcher{s: s, byIDs: personWithDetailsSQL(s.dialect, `unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (account, person, n)
+			JOIN persons p ON p.account_id = k.account AND p.id = k.person`, `TRUE`, `, k.n`)}
 	// A batch's read never fails as a whole: each call holds its own
 	// answer, so none runs alone.
 	f.batcher = startBatcher(maxGetBatch, func(ctx context.Context, batch []*getCall) error {
@@ -57,9 +72,18 @@ func startFetcher(s *Store) *fetcher {
 	return f
 }
 
-// get reads the person in the next batch; sql.ErrNoRows when the account
-// holds no such person.
+// get reads the person in the next batch.
 func (f *fetcher) get(ctx context.Context, accountID, id string) (*domain.Person, error) {
+	p, err := f.fetch(ctx, accountID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, domain.NotFound("person", id)
+	}
+	return p, err
+}
+
+// fetch reads the person in the next batch; sql.ErrNoRows when the account
+// holds no such person.
+func (f *fetcher) fetch(ctx context.Context, accountID, id string) (*domain.Person, error) {
 	call := &getCall{accountID: accountID, id: id}
 	if err := f.do(ctx, call); err != nil {
 		return nil, err
@@ -81,7 +105,7 @@ func (f *fetcher) run(ctx context.Context, batch []*getCall) {
 	}
 	found := make([]*domain.Person, len(batch))
 	err := func() error {
-		rows, err := q.query(ctx, f.s.personReads.byIDs, accounts, ids)
+		rows, err := q.query(ctx, f.byIDs, accounts, ids)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // createUnlessHeld is Upsert Person's create in one statement, for an
-// engine whose WITH clause may write (Dialect.ModifyingCTE): it looks up
+// engine whose WITH clause may write (CreateUnlessHeld): it looks up
 // the holders of in's identifiers and, only when there are none, inserts
 // the person and its outbox row. A statement outside a transaction commits
 // on its own, so a new person costs one round trip instead of five (BEGIN,
@@ -98,4 +98,37 @@ func guarded(guard string) string {
 		return ""
 	}
 	return ` AND ` + guard
+}
+
+// CreateUnlessHeld has an upsert create its person in one statement
+// (createUnlessHeld), and decide on a holder it found in one more
+// (matchHeld), before any transaction: for an engine whose WITH clause may
+// write (PostgreSQL), where a round trip costs the most.
+var CreateUnlessHeld Upserts = createFirst{}
+
+type createFirst struct{}
+
+func (createFirst) start(s *Store) { s.creator = startCreator(s) }
+func (createFirst) stop(s *Store)  { s.creator.close() }
+
+func (createFirst) together(ctx context.Context, s *Store, q querier, accountID string, items []domain.PersonUpsert,
+	w store.Write, results []store.UpsertResult) (bool, error) {
+	return s.createTogether(ctx, q, accountID, items, w, results)
+}
+
+func (createFirst) first(ctx context.Context, s *Store, accountID string, in domain.PersonUpsert, w store.Write,
+	p **domain.Person, created *bool) (*[]service.Holder, bool, error) {
+	made, found, err := s.createUnlessHeld(ctx, accountID, in, w)
+	if err != nil || made != nil {
+		*p, *created = made, made != nil
+		return nil, true, err
+	}
+	if found == nil {
+		return nil, false, nil
+	}
+	holders := holdersOf(*found)
+	if *p, err = s.matchHeld(ctx, accountID, in, w, *found, holders); err != nil || *p != nil {
+		return nil, true, err
+	}
+	return &holders, false, nil
 }

@@ -576,3 +576,28 @@ func (c *committer) querier(tx *sql.Tx) (querier, func()) {
 	q.shared = true
 	return q, done
 }
+
+// GroupCommit runs the write transactions of concurrent callers together,
+// each in a savepoint, under one commit (see committer): for an engine
+// whose writes take turns on one connection anyway (SQLite), so that they
+// share the wait for the disk.
+var GroupCommit Writes = groupCommit{}
+
+type groupCommit struct{}
+
+func (groupCommit) start(s *Store) writeRunner { return newCommitter(s) }
+
+// single has a single write join the committer's next batch rather than
+// take the writer connection, and a commit, of its own.
+func (c *committer) single(ctx context.Context, _ querier, fn func(q querier) error) error {
+	return c.run(ctx, fn)
+}
+
+func (c *committer) between(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+	return c.runOutside(ctx, func(querier) error { return fn(ctx, c.s.w) })
+}
+
+// opened: a transaction reads one snapshot, and a write transaction holds
+// the database's one write lock, so an account found without a suppression
+// secret stays without one until the transaction ends.
+func (c *committer) opened(q *querier) { q.noSecret = map[string]bool{} }

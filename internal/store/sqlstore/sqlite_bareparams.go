@@ -7,9 +7,13 @@ import "strconv"
 // parameter only after finding its name in the statement's list of names
 // (a walk of that list, and the name copied into a Go string, for every
 // parameter of every execution); an anonymous ? is bound by its position
-// alone. With Dialect.BareParams each statement is prepared with its
+// alone. With BareParams (Dialect.Statements) each statement is prepared with its
 // numbered parameters written as ?, and its arguments are passed in the
 // order of the ?s (a number used twice passes its argument twice).
+
+// BareParams runs statements prepared, each with its numbered parameters
+// written as anonymous ones.
+var BareParams Statements = prepared{}
 
 // bareStatement is a statement rewritten with anonymous parameters.
 type bareStatement struct {
@@ -74,11 +78,8 @@ func bareParams(query string) *bareStatement {
 }
 
 // bare returns query rewritten by bareParams, once per query text; nil
-// when the engine binds numbered parameters well or query keeps its own.
+// when query keeps its own.
 func (s *Store) bare(query string) *bareStatement {
-	if !s.dialect.BareParams {
-		return nil
-	}
 	if v, ok := s.bareStmts.Load(query); ok {
 		return v.(*bareStatement)
 	}
