@@ -46,3 +46,16 @@ func callAPI(t *testing.T, base, key, method, path string, body any) (int, map[s
 	}
 	return res.StatusCode, out
 }
+
+// apiCaller calls the API at base with key and fails the test unless the
+// answer has the status wanted.
+func apiCaller(t *testing.T, base, key string) func(method, path string, body any, want int) map[string]any {
+	return func(method, path string, body any, want int) map[string]any {
+		t.Helper()
+		status, out := callAPI(t, base, key, method, path, body)
+		if status != want {
+			t.Fatalf("%s %s: %d %v", method, path, status, out)
+		}
+		return out
+	}
+}

@@ -20,14 +20,7 @@ func TestExportThenImportRoundTrips(t *testing.T) {
 		c := cli{t: t, database: db}
 		file := filepath.Join(t.TempDir(), "persons.jsonl")
 		serveOnce(t, db, func(base, key string) {
-			call := func(method, path string, body any, want int) map[string]any {
-				t.Helper()
-				status, out := callAPI(t, base, key, method, path, body)
-				if status != want {
-					t.Fatalf("%s %s: %d %v", method, path, status, out)
-				}
-				return out
-			}
+			call := apiCaller(t, base, key)
 			export := func() []byte {
 				t.Helper()
 				req, _ := http.NewRequest("GET", base+"/persons/export", nil)

@@ -49,14 +49,7 @@ func TestOfficialLibrariesVerifyARunningServer(t *testing.T) {
 		var first, second webhooktest.Request
 		var old, current string
 		serveOnce(t, eng.NewDatabase(t), func(base, key string) {
-			call := func(method, path string, body any, want int) map[string]any {
-				t.Helper()
-				status, out := callAPI(t, base, key, method, path, body)
-				if status != want {
-					t.Fatalf("%s %s: %d %v", method, path, status, out)
-				}
-				return out
-			}
+			call := apiCaller(t, base, key)
 			await := func(n int) webhooktest.Request {
 				t.Helper()
 				deadline := time.Now().Add(30 * time.Second)

@@ -110,14 +110,7 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	}
 	var secret string
 	serveOnce(t, filepath.Join(t.TempDir(), "pds.db"), func(base, key string) {
-		call := func(method, path string, body any, want int) map[string]any {
-			t.Helper()
-			status, out := callAPI(t, base, key, method, path, body)
-			if status != want {
-				t.Fatalf("%s %s: %d %v", method, path, status, out)
-			}
-			return out
-		}
+		call := apiCaller(t, base, key)
 		hook := call("POST", "/webhooks", map[string]any{"name": "local", "target_url": rc.URL, "events": []string{"person.created"}}, 201)
 		secret = hook["secret"].(string)
 		call("POST", "/persons", map[string]any{"email": "ada@x.test"}, 201)
