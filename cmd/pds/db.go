@@ -14,14 +14,13 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/secrets"
 	"github.com/pds-dev/pds/internal/store"
+	"github.com/pds-dev/pds/internal/store/engines"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/schema"
 	"github.com/pds-dev/pds/internal/store/sqlite"
 )
 
-func isPostgres(database string) bool {
-	return strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://")
-}
+func isPostgres(database string) bool { return engines.IsPostgres(database) }
 
 // openStore opens the engine the --database value names, migrating it.
 func openStore(ctx context.Context, c *commonFlags) (store.Store, error) {
@@ -42,10 +41,7 @@ func openServingStore(ctx context.Context, c *commonFlags, migrate bool, log *sl
 	if err != nil {
 		return nil, err
 	}
-	if isPostgres(c.database) {
-		return postgres.Open(ctx, c.database, postgres.Options{DirectURL: c.direct, KeepSchema: !migrate, Secrets: keys})
-	}
-	return sqlite.OpenWith(ctx, c.database, sqlite.Options{KeepSchema: !migrate, Secrets: keys, Log: log})
+	return engines.Open(ctx, c.database, engines.Options{DirectURL: c.direct, KeepSchema: !migrate, Secrets: keys, Log: log})
 }
 
 // secretsKeys reads --secrets-key-file: nil when it is not given.

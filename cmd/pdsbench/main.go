@@ -36,8 +36,7 @@ import (
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
-	"github.com/pds-dev/pds/internal/store/postgres"
-	"github.com/pds-dev/pds/internal/store/sqlite"
+	"github.com/pds-dev/pds/internal/store/engines"
 )
 
 type config struct {
@@ -418,8 +417,5 @@ func seed(ctx context.Context, c config, engine, database, dir string, logf func
 }
 
 func open(ctx context.Context, database string) (store.Store, error) {
-	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
-		return postgres.Open(ctx, database, postgres.Options{})
-	}
-	return sqlite.Open(ctx, database)
+	return engines.Open(ctx, database, engines.Options{})
 }

@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pds-dev/pds/internal/secrets"
+	"github.com/pds-dev/pds/internal/store/engines"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/schema"
 	"github.com/pds-dev/pds/internal/store/sqlite"
@@ -82,16 +82,9 @@ var ErrSameDatabase = errors.New("--from and --to name the same database")
 
 // IsPostgres says whether a database names PostgreSQL rather than an
 // SQLite file.
-func IsPostgres(database string) bool {
-	return strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://")
-}
+func IsPostgres(database string) bool { return engines.IsPostgres(database) }
 
-func engineOf(database string) string {
-	if IsPostgres(database) {
-		return "postgres"
-	}
-	return "sqlite"
-}
+func engineOf(database string) string { return engines.Name(database) }
 
 // Run transfers the instance at o.From into the empty database at o.To:
 // it refuses a target that holds an account before changing anything,
