@@ -9,8 +9,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() { register("account_counts", testAccountCounts) }
-
 func testAccountCounts(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	st := newStore(t)

@@ -12,12 +12,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("accounts", testAccounts)
-	register("keys", testKeys)
-	register("rate", testRate)
-}
-
 func testAccounts(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	t.Run("bootstrap only on an empty database, once under a race", func(t *testing.T) {

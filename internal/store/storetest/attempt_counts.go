@@ -13,8 +13,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() { register("webhook_attempt_counts", testAttemptCounts) }
-
 // attempted records one finished attempt of a new delivery of w at `at`:
 // answered with code, or unanswered when code is 0. Nothing else may be due
 // at `at`.

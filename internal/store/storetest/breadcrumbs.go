@@ -10,11 +10,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("breadcrumbs", testBreadcrumbs)
-	register("breadcrumbs_list", testListBreadcrumbs)
-}
-
 func (c *personCase) appendCrumb(in domain.BreadcrumbInput) (domain.Breadcrumb, bool) {
 	c.t.Helper()
 	b, replayed, err := c.st.AppendBreadcrumb(context.Background(), c.acc, in, c.write())

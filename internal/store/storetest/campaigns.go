@@ -8,10 +8,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("campaigns_projects", testCampaignsProjects)
-}
-
 func testCampaignsProjects(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	ptr := func(s string) *string { return &s }

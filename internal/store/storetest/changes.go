@@ -11,11 +11,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("changes", testChanges)
-	register("changes_concurrent", testChangesUnderWriters)
-}
-
 // feed is a follower of one account's change feed.
 type feed struct {
 	c   *personCase

@@ -11,8 +11,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() { register("console", testConsole) }
-
 func hashOf(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
 	return sum[:]

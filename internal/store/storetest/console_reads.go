@@ -13,11 +13,6 @@ import (
 )
 
 // The reads the console's keys, delivery log and tags screens make.
-func init() {
-	register("keys_revoke_in_account", testRevokeAccountKey)
-	register("tag_holder_counts", testTagHolderCounts)
-	register("account_delivery_log", testAccountDeliveryLog)
-}
 
 func testRevokeAccountKey(t *testing.T, newStore NewStore) {
 	ctx := context.Background()

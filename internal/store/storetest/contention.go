@@ -15,8 +15,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() { register("contention", testContention) }
-
 // Contention: writers that meet on one person are the normal case (a sync
 // job and a tracker at once). Every write must be answered as if it ran
 // alone: a deadlock or a serialization failure between them is the store's

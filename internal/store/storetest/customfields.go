@@ -11,10 +11,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("custom_fields", testCustomFields)
-}
-
 func newField(account, collection, key string, created time.Time) domain.CustomField {
 	return domain.CustomField{ID: domain.NewID(domain.CustomFieldIDPrefix), AccountID: account, Collection: collection,
 		DataType: "str", Key: key, FormType: domain.DefaultFormType, DateCreated: domain.T(created)}

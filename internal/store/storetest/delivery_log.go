@@ -12,12 +12,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("webhook_delivery_log", testDeliveryLog)
-	register("webhook_redeliver_failed", testRedeliverFailed)
-	register("webhook_attempt_headers", testAttemptHeaders)
-}
-
 // loggedDelivery makes a delivery of w created at `at` for event and
 // person, and records one attempt at `at` that leaves it with status
 // (pending: none). Nothing else may be due at `at`.

@@ -8,10 +8,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("erasure_clears_named_identifiers", testErasureClearsNamedIdentifiers)
-}
-
 // testErasureClearsNamedIdentifiers: breadcrumbs another person holds may
 // name the erased person's identifiers (a breadcrumb matched to Q by Q's
 // external_id that also carried P's email, one given Q's id that carried

@@ -11,11 +11,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("erasure_suppression_race", testSuppressionRace)
-	register("erasure_suppression_handover", testSuppressedIdentifierNotHandedOver)
-}
-
 // testSuppressionRace erases persons with suppression while writers keep
 // upserting, batching and appending breadcrumbs that name their email and
 // external_id: a write may land before the erasure (and be erased with the

@@ -15,13 +15,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("erasure", testErasure)
-	register("erasure_suppression", testSuppression)
-	register("erasure_concurrent", testErasureConcurrent)
-	register("erasure_suppression_lookup", testSuppressionLookup)
-}
-
 // erasedCrumbs is more breadcrumbs than SQLite erases in one chunk
 // (sqlite.Dialect.EraseChunk), so the chunked path is the one tried.
 const erasedCrumbs = 1100

@@ -11,10 +11,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("persons_batch", testUpsertPersons)
-}
-
 // upsertBatch runs a batch that must not fail as a whole.
 func (c *personCase) upsertBatch(items ...domain.PersonUpsert) []store.UpsertResult {
 	c.t.Helper()

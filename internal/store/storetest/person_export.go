@@ -10,10 +10,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("persons_export", testExportPersons)
-}
-
 // exportAll reads a whole export in chunks of size, as the API does, and
 // returns the ids in the order read.
 func (c *personCase) exportAll(sel domain.PersonExport, size int) []string {

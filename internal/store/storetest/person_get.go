@@ -12,8 +12,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() { register("persons_get", testGetPerson) }
-
 // testGetPerson holds Get Person (one statement, its details aggregated by
 // the engine) to what a list reads for the same person (a statement per
 // detail): the same live tags in the order they were attached, then by id;

@@ -15,10 +15,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("persons_import", testImportPersons)
-}
-
 // importLine is a line of a person import whose tags are named, so that the
 // same lines can be applied to two accounts.
 type importLine struct {

@@ -12,10 +12,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("persons_import_elsewhere", testImportExportElsewhere)
-}
-
 // testImportExportElsewhere: an account's export imported into another
 // account follows the rules the README gives. Its tag ids are the first
 // account's and fail the import whole; without them, each line creates a

@@ -12,10 +12,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("person_report", testPersonReport)
-}
-
 // testPersonReport holds an access request's reads: the person with every
 // link and value it holds, archived ones too; its breadcrumbs and the
 // deliveries that carried it, walked page by page to the end, in order,

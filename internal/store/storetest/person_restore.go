@@ -12,10 +12,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("persons_restore", testRestorePersons)
-}
-
 // exportLines is the whole export of the account, as GET /persons/export
 // writes its lines.
 func (c *personCase) exportLines() ([]domain.Person, []string) {

@@ -13,14 +13,6 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-func init() {
-	register("persons", testPersons)
-	register("persons_custom_fields", testPersonCustomFields)
-	register("persons_tags", testPersonTags)
-	register("persons_list", testListPersons)
-	register("persons_list_newest", testListPersonsNewestFirst)
-}
-
 func testPersons(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 

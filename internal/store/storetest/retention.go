@@ -9,8 +9,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() { register("webhook_retention", testWebhookRetention) }
-
 // finishedDelivery queues a delivery for w at `at` and records one attempt
 // at `at` that leaves it with status. Nothing else may be due at `at`.
 func finishedDelivery(t testing.TB, st store.Store, w domain.Webhook, at time.Time, status string) domain.Delivery {

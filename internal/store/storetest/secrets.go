@@ -10,10 +10,6 @@ import (
 	"github.com/pds-dev/pds/internal/secrets"
 )
 
-func init() {
-	register("secrets_sealed", testSecretsSealed)
-}
-
 const (
 	sealKeyA = "2b7e151628aed2a6abf7158809cf4f3c2b7e151628aed2a6abf7158809cf4f3c"
 	sealKeyB = "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4"

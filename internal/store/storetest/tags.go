@@ -11,10 +11,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("tags", testTags)
-}
-
 func newTag(account, name, tagContext string, created time.Time) domain.Tag {
 	return domain.Tag{ID: domain.NewID(domain.TagIDPrefix), AccountID: account, Name: name, Context: tagContext, DateCreated: domain.T(created)}
 }

@@ -12,12 +12,6 @@ import (
 	"github.com/pds-dev/pds/internal/store"
 )
 
-func init() {
-	register("webhooks", testWebhooks)
-	register("webhook_outbox", testWebhookOutbox)
-	register("webhook_deliveries", testWebhookDeliveries)
-}
-
 const burstWindow = 5 * time.Minute
 
 func newWebhook(t testing.TB, st store.Store, account string, events ...string) domain.Webhook {
