@@ -148,8 +148,5 @@ func RandomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Millis converts a time to the unix milliseconds the stores keep.
-func Millis(t time.Time) int64 { return t.UnixMilli() }
-
 // FromMillis converts stored unix milliseconds to a UTC time.
 func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

@@ -12,9 +12,10 @@ import (
 // bucket rows and the deltas not yet folded, never the rows themselves);
 // subscriptions are few; pending deliveries are counted in each
 // subscription's status index (migration 00110), up to store.PendingBound.
-func (s *Store) AccountCounts(ctx context.Context, accountID string) (domain.AccountCounts, error) {
+func (s *Store) AccountCounts(ctx context.Context, accountID string) (_ domain.AccountCounts, err error) {
+	defer named("AccountCounts", &err)
 	var c domain.AccountCounts
-	err := s.inReadTx(ctx, func(q querier) error {
+	err = s.inReadTx(ctx, func(q querier) error {
 		for _, t := range []struct {
 			tl timeline
 			n  *int

@@ -24,6 +24,7 @@ const mergedSubscriptions = 100
 // from the far end.
 // The total is the sum of each log's count, each counted in its index.
 func (s *Store) ListAccountDeliveries(ctx context.Context, accountID string, f domain.DeliveryFilter, p domain.PageRequest) (out []domain.Delivery, total int, err error) {
+	defer named("ListAccountDeliveries", &err)
 	if err := checkPage(p); err != nil {
 		return nil, 0, err
 	}

@@ -12,8 +12,9 @@ import (
 )
 
 // CreateAccount stores a new account.
-func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
-	_, err := s.writer().exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`,
+func (s *Store) CreateAccount(ctx context.Context, a domain.Account) (err error) {
+	defer named("CreateAccount", &err)
+	_, err = s.writer().exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`,
 		a.ID, a.Name, a.CreatedAt.UnixMilli())
 	return err
 }
@@ -27,12 +28,14 @@ func scanAccount(sc scanner) (domain.Account, error) {
 }
 
 // ListAccounts returns every account, oldest first.
-func (s *Store) ListAccounts(ctx context.Context) ([]domain.Account, error) {
+func (s *Store) ListAccounts(ctx context.Context) (_ []domain.Account, err error) {
+	defer named("ListAccounts", &err)
 	return queryAll(ctx, s.reader(), scanAccount, `SELECT id, name, created_at FROM accounts ORDER BY created_at, id`)
 }
 
 // GetAccount returns one account or domain.ErrNotFound.
-func (s *Store) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
+func (s *Store) GetAccount(ctx context.Context, id string) (_ *domain.Account, err error) {
+	defer named("GetAccount", &err)
 	return getOne(ctx, s.reader(), &domain.NotFoundError{Detail: "No account with id " + strconv.Quote(id) + " exists."},
 		scanAccount, `SELECT id, name, created_at FROM accounts WHERE id = $1`, id)
 }
@@ -40,9 +43,10 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*domain.Account, err
 // Bootstrap creates the first account and key on an empty database. The
 // insert keyed by the account id settles a race between instances starting
 // together: only one of them inserts.
-func (s *Store) Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (bool, error) {
+func (s *Store) Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (_ bool, err error) {
+	defer named("Bootstrap", &err)
 	created := false
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		// Reset: the committer may run this function again (see committer).
 		created = false
 		var n int
@@ -70,7 +74,8 @@ func (s *Store) Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey
 }
 
 // CreateKey stores a new key.
-func (s *Store) CreateKey(ctx context.Context, k domain.APIKey) error {
+func (s *Store) CreateKey(ctx context.Context, k domain.APIKey) (err error) {
+	defer named("CreateKey", &err)
 	return insertKey(ctx, s.writer(), k)
 }
 
@@ -82,7 +87,7 @@ func insertKey(ctx context.Context, q querier, k domain.APIKey) error {
 	_, err := q.exec(ctx, `INSERT INTO api_keys
 		(id, account_id, name, prefix, last_four, hash, scopes, rate_limit, expires_at, revoked_at, last_used_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL, $10)`,
-		k.ID, k.AccountID, nullStr(k.Name), k.Prefix, k.LastFour, k.Hash, joinScopes(k.Scopes), rate,
+		k.ID, k.AccountID, nullable(k.Name), k.Prefix, k.LastFour, k.Hash, joinScopes(k.Scopes), rate,
 		nullMillis(k.ExpiresAt), k.CreatedAt.UnixMilli())
 	return err
 }
@@ -114,7 +119,8 @@ func scanKey(sc scanner) (*domain.APIKey, error) {
 
 // KeyByHash finds a key by the hash of its secret: from the key cache when
 // the engine keeps one (CacheKeys), else through the unique index.
-func (s *Store) KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error) {
+func (s *Store) KeyByHash(ctx context.Context, hash []byte) (_ *domain.APIKey, err error) {
+	defer named("KeyByHash", &err)
 	if s.keys != nil {
 		return s.keys.get(ctx, hash, s.readKey)
 	}
@@ -137,18 +143,21 @@ func (s *Store) readKey(ctx context.Context, hash []byte) (*domain.APIKey, error
 }
 
 // ListKeys returns an account's keys, oldest first.
-func (s *Store) ListKeys(ctx context.Context, accountID string) ([]domain.APIKey, error) {
+func (s *Store) ListKeys(ctx context.Context, accountID string) (_ []domain.APIKey, err error) {
+	defer named("ListKeys", &err)
 	return queryAll(ctx, s.reader(), byValue(scanKey),
 		`SELECT `+keyColumns+` FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`, accountID)
 }
 
 // RevokeKey marks a key revoked; revoking twice keeps the first time.
-func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) (time.Time, error) {
+func (s *Store) RevokeKey(ctx context.Context, keyID string, at time.Time) (_ time.Time, err error) {
+	defer named("RevokeKey", &err)
 	return s.revokeKey(ctx, "", keyID, at)
 }
 
 // RevokeAccountKey is RevokeKey for a key of the account alone.
-func (s *Store) RevokeAccountKey(ctx context.Context, accountID, keyID string, at time.Time) (time.Time, error) {
+func (s *Store) RevokeAccountKey(ctx context.Context, accountID, keyID string, at time.Time) (_ time.Time, err error) {
+	defer named("RevokeAccountKey", &err)
 	return s.revokeKey(ctx, accountID, keyID, at)
 }
 
@@ -189,8 +198,9 @@ func (s *Store) revokeKey(ctx context.Context, accountID, keyID string, at time.
 // TouchKey records the last use of a key. A touch is no change the key
 // cache must hear of (the triggers pass over last_used_at); this instance
 // notes it in its own cached copy.
-func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error {
-	_, err := s.writer().exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, at.UnixMilli(), keyID)
+func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) (err error) {
+	defer named("TouchKey", &err)
+	_, err = s.writer().exec(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, at.UnixMilli(), keyID)
 	if err == nil && s.keys != nil {
 		s.keys.touched(keyID, at)
 	}
@@ -202,6 +212,7 @@ func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error 
 // the instances together never take more than limit. It returns what it
 // took and what every instance has taken in the window since.
 func (s *Store) LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error) {
+	defer named("LeaseRate", &err)
 	err = s.writeQuery(ctx, func(rows *sql.Rows) error {
 		if !rows.Next() {
 			return errors.Join(rows.Err(), sql.ErrNoRows)
@@ -219,16 +230,18 @@ func (s *Store) LeaseRate(ctx context.Context, keyID string, windowStart time.Ti
 }
 
 // RateCount reads a key's count in a window.
-func (s *Store) RateCount(ctx context.Context, keyID string, windowStart time.Time) (int, error) {
+func (s *Store) RateCount(ctx context.Context, keyID string, windowStart time.Time) (_ int, err error) {
+	defer named("RateCount", &err)
 	var n int
-	err := s.reader().queryRow(ctx, `SELECT COALESCE(SUM(count), 0) FROM rate_windows WHERE key_id = $1 AND window_start = $2`,
+	err = s.reader().queryRow(ctx, `SELECT COALESCE(SUM(count), 0) FROM rate_windows WHERE key_id = $1 AND window_start = $2`,
 		keyID, windowStart.UnixMilli()).Scan(&n)
 	return n, err
 }
 
 // PruneRate drops finished windows.
-func (s *Store) PruneRate(ctx context.Context, before time.Time) error {
-	_, err := s.writer().exec(ctx, `DELETE FROM rate_windows WHERE window_start < $1`, before.UnixMilli())
+func (s *Store) PruneRate(ctx context.Context, before time.Time) (err error) {
+	defer named("PruneRate", &err)
+	_, err = s.writer().exec(ctx, `DELETE FROM rate_windows WHERE window_start < $1`, before.UnixMilli())
 	return err
 }
 
@@ -241,16 +254,18 @@ func joinScopes(scopes []domain.Scope) string {
 }
 
 // RecordPublicURL notes the public URL of the pds serve starting now.
-func (s *Store) RecordPublicURL(ctx context.Context, url string, at time.Time) error {
-	_, err := s.writer().exec(ctx, `INSERT INTO served_public_url (id, url, recorded_at) VALUES (1, $1, $2)
+func (s *Store) RecordPublicURL(ctx context.Context, url string, at time.Time) (err error) {
+	defer named("RecordPublicURL", &err)
+	_, err = s.writer().exec(ctx, `INSERT INTO served_public_url (id, url, recorded_at) VALUES (1, $1, $2)
 		ON CONFLICT (id) DO UPDATE SET url = excluded.url, recorded_at = excluded.recorded_at`, url, at.UnixMilli())
 	return err
 }
 
 // PublicURL is the public URL the last pds serve to start recorded.
-func (s *Store) PublicURL(ctx context.Context) (string, error) {
+func (s *Store) PublicURL(ctx context.Context) (_ string, err error) {
+	defer named("PublicURL", &err)
 	var url string
-	err := s.reader().queryRow(ctx, `SELECT url FROM served_public_url WHERE id = 1`).Scan(&url)
+	err = s.reader().queryRow(ctx, `SELECT url FROM served_public_url WHERE id = 1`).Scan(&url)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -70,7 +70,8 @@ func (t attemptTally) write(ctx context.Context, q querier) error {
 
 // AttemptCounts reads the account's attempt counts from since's hour on:
 // the account's subscriptions, then each one's hours from its primary key.
-func (s *Store) AttemptCounts(ctx context.Context, accountID string, since time.Time) ([]domain.AttemptCount, error) {
+func (s *Store) AttemptCounts(ctx context.Context, accountID string, since time.Time) (_ []domain.AttemptCount, err error) {
+	defer named("AttemptCounts", &err)
 	return queryAll(ctx, s.reader(), func(sc scanner) (domain.AttemptCount, error) {
 		var c domain.AttemptCount
 		var hour int64

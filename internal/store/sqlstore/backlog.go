@@ -13,7 +13,8 @@ const backlogBound = store.PendingBound
 
 // WebhookBacklog reads, for metrics, the pending deliveries, the oldest due
 // one and the open bursts of every account, each with one bounded statement.
-func (s *Store) WebhookBacklog(ctx context.Context, now time.Time) (store.WebhookBacklog, error) {
+func (s *Store) WebhookBacklog(ctx context.Context, now time.Time) (_ store.WebhookBacklog, err error) {
+	defer named("WebhookBacklog", &err)
 	var b store.WebhookBacklog
 	q := s.reader()
 	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE status = `+pendingSQL+` LIMIT $1) p`,
@@ -26,7 +27,7 @@ func (s *Store) WebhookBacklog(ctx context.Context, now time.Time) (store.Webhoo
 		return b, err
 	}
 	b.OldestDue = timePtr(oldest)
-	err := q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM bursts LIMIT $1) b`, backlogBound).Scan(&b.OpenBursts)
+	err = q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM bursts LIMIT $1) b`, backlogBound).Scan(&b.OpenBursts)
 	return b, err
 }
 

@@ -13,7 +13,8 @@ import (
 // AppendBreadcrumb stores a breadcrumb and moves its person's last-seen
 // time, creating the person when its identifiers match nobody; all in the
 // person write path, so a created person opens a person.created burst.
-func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (domain.Breadcrumb, bool, error) {
+func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domain.BreadcrumbInput, w store.Write) (_ domain.Breadcrumb, _ bool, err error) {
+	defer named("AppendBreadcrumb", &err)
 	if err := in.NormalizeIdentifiers(); err != nil {
 		return domain.Breadcrumb{}, false, err
 	}
@@ -25,7 +26,7 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		b        domain.Breadcrumb
 		replayed bool
 	)
-	_, _, err := s.personWrite(ctx, accountID, w, nil, nil, func(q querier) (string, change, error) {
+	_, _, err = s.changePerson(ctx, personWrite{accountID: accountID, w: w, apply: func(q querier) (string, change, error) {
 		replayed = false
 		if err := mustExist(ctx, q, "campaigns", "campaign", accountID, in.CampaignID); err != nil {
 			return "", 0, err
@@ -56,19 +57,19 @@ func (s *Store) AppendBreadcrumb(ctx context.Context, accountID string, in domai
 		if replayed {
 			_, err = q.exec(ctx, `UPDATE breadcrumbs SET flavor = $1, person_id = $2, campaign_id = $3, project_id = $4,
 				email = $5, external_id = $6, f_id = $7, occurred_at = $8, activity_at = $9 WHERE account_id = $10 AND id = $11`,
-				b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID), nullStr(b.Email), nullStr(b.ExternalID),
-				nullStr(b.FID), nullMillis(b.OccurredAt), b.ActivityAt.UnixMilli(), accountID, b.ID)
+				b.Flavor, b.PersonID, nullable(b.CampaignID), nullable(b.ProjectID), nullable(b.Email), nullable(b.ExternalID),
+				nullable(b.FID), nullMillis(b.OccurredAt), b.ActivityAt.UnixMilli(), accountID, b.ID)
 			return personID, c, err
 		}
 		// A plain INSERT: a concurrent first delivery of the same key that
-		// committed meanwhile makes this a unique violation, and personWrite
+		// committed meanwhile makes this a unique violation, and changePerson
 		// retries, finding that record and replaying onto it.
 		_, err = q.exec(ctx, `INSERT INTO breadcrumbs (`+breadcrumbColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			b.ID, accountID, b.Flavor, b.PersonID, nullStr(b.CampaignID), nullStr(b.ProjectID),
-			nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
+			b.ID, accountID, b.Flavor, b.PersonID, nullable(b.CampaignID), nullable(b.ProjectID),
+			nullable(b.Email), nullable(b.ExternalID), nullable(b.FID), nullMillis(b.OccurredAt),
 			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli())
 		return personID, c, err
-	})
+	}})
 	if err != nil {
 		return domain.Breadcrumb{}, false, err
 	}
@@ -161,6 +162,7 @@ const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, proje
 
 // ListBreadcrumbs returns a page of breadcrumbs, newest activity first.
 func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) (out []domain.Breadcrumb, total int, err error) {
+	defer named("ListBreadcrumbs", &err)
 	if f.PersonID == nil && f.CampaignID == nil && f.ProjectID == nil {
 		err = s.inReadTx(ctx, func(q querier) error {
 			out, total, err = breadcrumbTimeline(ctx, q, accountID, f, p)

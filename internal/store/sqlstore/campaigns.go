@@ -28,19 +28,22 @@ func scanCampaign(sc scanner) (domain.Campaign, error) {
 }
 
 // GetCampaign returns a campaign of the account.
-func (s *Store) GetCampaign(ctx context.Context, accountID, id string) (*domain.Campaign, error) {
+func (s *Store) GetCampaign(ctx context.Context, accountID, id string) (_ *domain.Campaign, err error) {
+	defer named("GetCampaign", &err)
 	return getOne(ctx, s.reader(), domain.NotFound("campaign", id), scanCampaign,
 		`SELECT `+campaignColumns+` FROM campaigns WHERE account_id = $1 AND id = $2`, accountID, id)
 }
 
 // ListCampaigns pages the account's campaigns, oldest first.
-func (s *Store) ListCampaigns(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Campaign, int, error) {
+func (s *Store) ListCampaigns(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Campaign, _ int, err error) {
+	defer named("ListCampaigns", &err)
 	return listPage(ctx, s.reader(), campaignColumns, `campaigns WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanCampaign)
 }
 
 // ImportCampaigns upserts campaigns by id, all or none. A project_id must
 // name a project of the same account.
-func (s *Store) ImportCampaigns(ctx context.Context, accountID string, campaigns []domain.Campaign) error {
+func (s *Store) ImportCampaigns(ctx context.Context, accountID string, campaigns []domain.Campaign) (err error) {
+	defer named("ImportCampaigns", &err)
 	record := func(i int) (string, time.Time) { return campaigns[i].ID, campaigns[i].DateCreated.Time }
 	return s.importAll(ctx, "campaigns", domain.CampaignIDPrefix, accountID, len(campaigns), record, func(q querier, i int, t importTarget) error {
 		c := campaigns[i]
@@ -54,8 +57,8 @@ func (s *Store) ImportCampaigns(ctx context.Context, accountID string, campaigns
 				return err
 			}
 		}
-		args := []any{c.Name, nullStr(c.Description), nullStr(c.Kind), nullStr(c.State), c.IsEnabled, nullStr(c.ProjectID),
-			t.created.UnixMilli(), nullTime(c.DateStart), nullTime(c.DateEnd), accountID, t.id}
+		args := []any{c.Name, nullable(c.Description), nullable(c.Kind), nullable(c.State), c.IsEnabled, nullable(c.ProjectID),
+			t.created.UnixMilli(), nullMillis(c.DateStart), nullMillis(c.DateEnd), accountID, t.id}
 		query := `INSERT INTO campaigns (name, description, kind, state, is_enabled, project_id, created_at, start_at, end_at, account_id, id)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 		if t.exists {

@@ -32,11 +32,12 @@ func scanField(sc scanner) (domain.CustomField, error) {
 // CreateCustomField inserts a field (with a new id when it has none) under
 // the account lock, so that two concurrent creations cannot both pass the
 // limit. The key and the limit are decided in service.
-func (s *Store) CreateCustomField(ctx context.Context, f domain.CustomField, limit int) (domain.CustomField, error) {
+func (s *Store) CreateCustomField(ctx context.Context, f domain.CustomField, limit int) (_ domain.CustomField, err error) {
+	defer named("CreateCustomField", &err)
 	if f.ID == "" {
 		f.ID = domain.NewID(domain.CustomFieldIDPrefix)
 	}
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		if err := s.lockAccount(ctx, q, f.AccountID, "custom_fields"); err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func insertField(ctx context.Context, q querier, f domain.CustomField) error {
 	_, err := q.exec(ctx, `INSERT INTO custom_fields
 		(id, account_id, collection, data_type, key, label, description, form_type, is_default, is_read_only, archived_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11)`,
-		f.ID, f.AccountID, f.Collection, f.DataType, f.Key, nullStr(f.Label), nullStr(f.Description), f.FormType,
+		f.ID, f.AccountID, f.Collection, f.DataType, f.Key, nullable(f.Label), nullable(f.Description), f.FormType,
 		f.IsDefault, f.IsReadOnly, f.DateCreated.UnixMilli())
 	return err
 }
@@ -87,7 +88,8 @@ func checkKeyFree(ctx context.Context, q querier, f domain.CustomField) error {
 }
 
 // GetCustomField returns a live field of the account.
-func (s *Store) GetCustomField(ctx context.Context, accountID, id string) (*domain.CustomField, error) {
+func (s *Store) GetCustomField(ctx context.Context, accountID, id string) (_ *domain.CustomField, err error) {
+	defer named("GetCustomField", &err)
 	return getLiveField(ctx, s.reader(), accountID, id)
 }
 
@@ -97,7 +99,8 @@ func getLiveField(ctx context.Context, q querier, accountID, id string) (*domain
 }
 
 // ListCustomFields pages the account's live fields, oldest first.
-func (s *Store) ListCustomFields(ctx context.Context, accountID string, collection *string, p domain.PageRequest) ([]domain.CustomField, int, error) {
+func (s *Store) ListCustomFields(ctx context.Context, accountID string, collection *string, p domain.PageRequest) (_ []domain.CustomField, _ int, err error) {
+	defer named("ListCustomFields", &err)
 	var args sqlArgs
 	where := `custom_fields WHERE account_id = ` + args.add(accountID) + ` AND archived_at IS NULL`
 	if collection != nil {
@@ -120,16 +123,17 @@ func writableField(ctx context.Context, q querier, accountID, id string) (*domai
 }
 
 // UpdateCustomField changes display attributes as service.PatchField decides.
-func (s *Store) UpdateCustomField(ctx context.Context, accountID, id string, patch domain.CustomFieldPatch) (*domain.CustomField, error) {
+func (s *Store) UpdateCustomField(ctx context.Context, accountID, id string, patch domain.CustomFieldPatch) (_ *domain.CustomField, err error) {
+	defer named("UpdateCustomField", &err)
 	var out *domain.CustomField
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		f, err := writableField(ctx, q, accountID, id)
 		if err != nil {
 			return err
 		}
 		*f = service.PatchField(*f, patch)
 		if _, err := q.exec(ctx, `UPDATE custom_fields SET label = $1, description = $2, form_type = $3 WHERE account_id = $4 AND id = $5`,
-			nullStr(f.Label), nullStr(f.Description), f.FormType, accountID, id); err != nil {
+			nullable(f.Label), nullable(f.Description), f.FormType, accountID, id); err != nil {
 			return err
 		}
 		out = f
@@ -139,7 +143,8 @@ func (s *Store) UpdateCustomField(ctx context.Context, accountID, id string, pat
 }
 
 // ArchiveCustomField hides a live field; its stored values and its key stay.
-func (s *Store) ArchiveCustomField(ctx context.Context, accountID, id string, at time.Time) error {
+func (s *Store) ArchiveCustomField(ctx context.Context, accountID, id string, at time.Time) (err error) {
+	defer named("ArchiveCustomField", &err)
 	return s.inTx(ctx, func(q querier) error {
 		if _, err := writableField(ctx, q, accountID, id); err != nil {
 			return err
@@ -150,7 +155,8 @@ func (s *Store) ArchiveCustomField(ctx context.Context, accountID, id string, at
 }
 
 // ImportCustomFields upserts fields by id under the account lock.
-func (s *Store) ImportCustomFields(ctx context.Context, accountID string, fields []domain.CustomField) error {
+func (s *Store) ImportCustomFields(ctx context.Context, accountID string, fields []domain.CustomField) (err error) {
+	defer named("ImportCustomFields", &err)
 	record := func(i int) (string, time.Time) { return fields[i].ID, fields[i].DateCreated.Time }
 	return s.importAll(ctx, "custom_fields", domain.CustomFieldIDPrefix, accountID, len(fields), record, func(q querier, i int, t importTarget) error {
 		f := fields[i]
@@ -163,7 +169,7 @@ func (s *Store) ImportCustomFields(ctx context.Context, accountID string, fields
 		}
 		_, err := q.exec(ctx, `UPDATE custom_fields SET collection = $1, data_type = $2, key = $3, label = $4, description = $5,
 			form_type = $6, is_default = $7, is_read_only = $8, created_at = $9 WHERE account_id = $10 AND id = $11`,
-			f.Collection, f.DataType, f.Key, nullStr(f.Label), nullStr(f.Description), f.FormType, f.IsDefault, f.IsReadOnly,
+			f.Collection, f.DataType, f.Key, nullable(f.Label), nullable(f.Description), f.FormType, f.IsDefault, f.IsReadOnly,
 			f.DateCreated.UnixMilli(), accountID, f.ID)
 		return err
 	})

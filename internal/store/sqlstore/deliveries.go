@@ -55,6 +55,7 @@ func scanDelivery(sc scanner, extra ...any) (*domain.Delivery, error) {
 // webhook_id (migration 00110), so a filtered log is counted in that index
 // alone.
 func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string, f domain.DeliveryFilter, p domain.PageRequest) (out []domain.Delivery, total int, err error) {
+	defer named("ListDeliveries", &err)
 	scan := func(sc scanner) (*domain.Delivery, error) { return scanDelivery(sc) }
 	err = s.inReadTx(ctx, func(q querier) error {
 		if _, err := getWebhook(ctx, q, accountID, webhookID); err != nil {
@@ -120,7 +121,8 @@ func scanDeliveryRow(r *row, id string) (*domain.Delivery, error) {
 }
 
 // GetDelivery returns a delivery of the subscription with its attempts.
-func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string) (*domain.Delivery, []domain.DeliveryAttempt, error) {
+func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string) (_ *domain.Delivery, _ []domain.DeliveryAttempt, err error) {
+	defer named("GetDelivery", &err)
 	if _, err := s.GetWebhook(ctx, accountID, webhookID); err != nil {
 		return nil, nil, err
 	}
@@ -160,9 +162,10 @@ func scanAttempt(sc scanner) (domain.DeliveryAttempt, error) {
 }
 
 // Redeliver queues a delivery again under its id.
-func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, now time.Time) (*domain.Delivery, error) {
+func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, now time.Time) (_ *domain.Delivery, err error) {
+	defer named("Redeliver", &err)
 	var out *domain.Delivery
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		w, err := lockWebhook(ctx, q, accountID, webhookID)
 		if err != nil {
 			return err
@@ -204,9 +207,10 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, id string, 
 
 // RedeliverFailed queues again, as Redeliver does one, every failed
 // delivery of the subscription created at or after since.
-func (s *Store) RedeliverFailed(ctx context.Context, accountID, webhookID string, since, now time.Time) (int, error) {
+func (s *Store) RedeliverFailed(ctx context.Context, accountID, webhookID string, since, now time.Time) (_ int, err error) {
+	defer named("RedeliverFailed", &err)
 	var n int
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		w, err := lockWebhook(ctx, q, accountID, webhookID)
 		if err != nil {
 			return err
@@ -260,7 +264,8 @@ func requeue(ctx context.Context, q querier, w *domain.Webhook, now time.Time, w
 // ClaimDeliveries leases due deliveries of active subscriptions (no local
 // listener's) and returns them with their target and the secret of their
 // version.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.DeliveryJob, error) {
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) (_ []domain.DeliveryJob, err error) {
+	defer named("ClaimDeliveries", &err)
 	return s.ClaimDeliveriesFairly(ctx, now, lease, store.DeliveryClaim{Limit: limit})
 }
 
@@ -272,7 +277,8 @@ func claimScan(limit int) int { return max(4*limit, 200) }
 // ClaimDeliveriesFairly leases due deliveries in turn across accounts and
 // subscriptions, each subscription within its bound, and returns them with
 // their target and the secret of their version.
-func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) ([]domain.DeliveryJob, error) {
+func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease time.Duration, c store.DeliveryClaim) (_ []domain.DeliveryJob, err error) {
+	defer named("ClaimDeliveriesFairly", &err)
 	if c.Limit <= 0 {
 		return nil, nil
 	}
@@ -340,7 +346,7 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 			) r WHERE r.sub_rank <= ` + capExpr + `
 		) f ORDER BY f.account_rank, f.next_attempt_at, f.id LIMIT ` + limit
 	var jobs []domain.DeliveryJob
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		// Reset: the committer may run this function again (see committer).
 		jobs = nil
 		// The lease is set by id alone: with the due condition checked
@@ -368,7 +374,8 @@ func (s *Store) ClaimDeliveriesFairly(ctx context.Context, now time.Time, lease 
 
 // ReleaseDeliveries clears the leases the jobs still hold, one statement
 // per claim that leased them.
-func (s *Store) ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob) error {
+func (s *Store) ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob) (err error) {
+	defer named("ReleaseDeliveries", &err)
 	byToken := map[string][]any{}
 	var tokens []string
 	for _, j := range jobs {
@@ -445,7 +452,8 @@ func anySlice[T any](xs []T) []any {
 
 // FinishAttempt records an attempt and what it means for the delivery and
 // its subscription.
-func (s *Store) FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) error {
+func (s *Store) FinishAttempt(ctx context.Context, job domain.DeliveryJob, r store.AttemptResult) (err error) {
+	defer named("FinishAttempt", &err)
 	return s.FinishAttempts(ctx, []store.FinishedAttempt{{Job: job, Result: r}})
 }
 
@@ -474,7 +482,8 @@ const finishChunk = 100
 // FinishAttempts records attempts in one transaction. The subscription rows
 // are locked before the delivery rows, each in id order, the order every
 // transaction that touches both follows.
-func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt) error {
+func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt) (err error) {
+	defer named("FinishAttempts", &err)
 	if len(done) == 0 {
 		return nil
 	}
@@ -526,10 +535,10 @@ func (s *Store) FinishAttempts(ctx context.Context, done []store.FinishedAttempt
 				newStatus, next, lastErr = d.status, nil, strPtr(d.lastErr)
 			}
 			d.attempts++
-			updates.add(job.ID, deliveryUpdate{status: newStatus, code: nullInt(r.Attempt.StatusCode), lastErr: nullStr(lastErr), next: nullMillis(next)})
+			updates.add(job.ID, deliveryUpdate{status: newStatus, code: nullable(r.Attempt.StatusCode), lastErr: nullable(lastErr), next: nullMillis(next)})
 			d.status, d.token, d.lastErr = newStatus, "", toNullString(lastErr)
 			attemptRows = append(attemptRows, []any{job.ID, d.attempts, r.Attempt.AttemptedAt.UnixMilli(),
-				nullInt(r.Attempt.StatusCode), nullStr(r.Attempt.Error), r.Attempt.DurationMS, headers[i]})
+				nullable(r.Attempt.StatusCode), nullable(r.Attempt.Error), r.Attempt.DurationMS, headers[i]})
 			tally.add(job.WebhookID, r.Attempt)
 			if !cancelled {
 				if r.Status == domain.DeliveryFailed {
@@ -730,13 +739,13 @@ func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r st
 	case r.Gone:
 		sub.clear = false
 		if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = $1, disabled_reason = $2, last_error = $3, updated_at = $4
-			WHERE id = $5`, false, domain.DisabledGone, nullStr(r.Error), at, job.WebhookID); err != nil {
+			WHERE id = $5`, false, domain.DisabledGone, nullable(r.Error), at, job.WebhookID); err != nil {
 			return false, err
 		}
 		return true, cancelPending(ctx, q, job.WebhookID, job.ID, cancelGone)
 	case r.Status == domain.DeliveryPending:
 		sub.clear = false
-		_, err := q.exec(ctx, `UPDATE webhooks SET last_error = $1 WHERE id = $2`, nullStr(r.Error), job.WebhookID)
+		_, err := q.exec(ctx, `UPDATE webhooks SET last_error = $1 WHERE id = $2`, nullable(r.Error), job.WebhookID)
 		return false, err
 	}
 	sub.clear = false
@@ -744,7 +753,7 @@ func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r st
 	var failures int
 	if err := q.queryRow(ctx, `UPDATE webhooks SET last_error = $1, streak_started_at = COALESCE(streak_started_at, $2),
 		streak_failures = streak_failures + 1 WHERE id = $3 RETURNING streak_started_at, streak_failures`,
-		nullStr(r.Error), at, job.WebhookID).Scan(&start, &failures); err != nil {
+		nullable(r.Error), at, job.WebhookID).Scan(&start, &failures); err != nil {
 		return false, err
 	}
 	if r.Deactivate == nil || !r.Deactivate(domain.FromMillis(start), failures) {
@@ -755,12 +764,4 @@ func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r st
 		return false, err
 	}
 	return true, cancelPending(ctx, q, job.WebhookID, job.ID, cancelFailures)
-}
-
-// nullInt turns an optional int into a nullable value.
-func nullInt(n *int) any {
-	if n == nil {
-		return nil
-	}
-	return *n
 }

@@ -29,7 +29,8 @@ import (
 // the erasure is answered only once the last chunk has committed.
 
 // ErasePerson erases a person (see store.Erasures).
-func (s *Store) ErasePerson(ctx context.Context, accountID, personID string, in domain.EraseRequest, w store.Write) (domain.Erasure, error) {
+func (s *Store) ErasePerson(ctx context.Context, accountID, personID string, in domain.EraseRequest, w store.Write) (_ domain.Erasure, err error) {
+	defer named("ErasePerson", &err)
 	// The background fold would take the write lock between the chunks to
 	// fold what they wrote; it folds it all once the erasure is done.
 	s.folder.pause()
@@ -288,7 +289,8 @@ func suppress(ctx context.Context, q querier, accountID string, values []domain.
 
 // FinishErasures completes the erasures a crash interrupted between
 // chunks (an erasure_purges row left behind), as each asked.
-func (s *Store) FinishErasures(ctx context.Context, now time.Time) error {
+func (s *Store) FinishErasures(ctx context.Context, now time.Time) (err error) {
+	defer named("FinishErasures", &err)
 	type purge struct {
 		account, person, key string
 		suppress             bool
@@ -315,7 +317,8 @@ func (s *Store) FinishErasures(ctx context.Context, now time.Time) error {
 }
 
 // ListSuppressions returns a page of the account's suppressions, newest first.
-func (s *Store) ListSuppressions(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Suppression, int, error) {
+func (s *Store) ListSuppressions(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Suppression, _ int, err error) {
+	defer named("ListSuppressions", &err)
 	return listPage(ctx, s.reader(), `id, kind, hash, created_at, key_id`, `suppressions WHERE account_id = $1`,
 		`created_at DESC, id DESC`, []any{accountID}, p, scanSuppression)
 }
@@ -331,7 +334,8 @@ func scanSuppression(sc scanner) (domain.Suppression, error) {
 // FindSuppressions returns the suppressions of one identifier: its
 // forms hashed under the account's secret, looked up by the unique index
 // of (account_id, hash). An account without a secret suppressed nothing.
-func (s *Store) FindSuppressions(ctx context.Context, accountID string, values []domain.SuppressedValue) ([]domain.Suppression, error) {
+func (s *Store) FindSuppressions(ctx context.Context, accountID string, values []domain.SuppressedValue) (_ []domain.Suppression, err error) {
+	defer named("FindSuppressions", &err)
 	q := s.reader()
 	secret, err := s.suppressionSecret(ctx, q, accountID)
 	if err != nil || secret == nil || len(values) == 0 {
@@ -348,7 +352,8 @@ func (s *Store) FindSuppressions(ctx context.Context, accountID string, values [
 }
 
 // DeleteSuppression lifts one suppression.
-func (s *Store) DeleteSuppression(ctx context.Context, accountID, id string) error {
+func (s *Store) DeleteSuppression(ctx context.Context, accountID, id string) (err error) {
+	defer named("DeleteSuppression", &err)
 	res, err := s.writer().exec(ctx, `DELETE FROM suppressions WHERE account_id = $1 AND id = $2`, accountID, id)
 	if err != nil {
 		return err
@@ -360,7 +365,8 @@ func (s *Store) DeleteSuppression(ctx context.Context, accountID, id string) err
 }
 
 // ListErasures returns a page of the account's erasures, newest first.
-func (s *Store) ListErasures(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Erasure, int, error) {
+func (s *Store) ListErasures(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Erasure, _ int, err error) {
+	defer named("ListErasures", &err)
 	return listPage(ctx, s.reader(), `id, person_id, key_id, erased_at, suppressed`, `erasures WHERE account_id = $1`,
 		`erased_at DESC, id DESC`, []any{accountID}, p, func(sc scanner) (domain.Erasure, error) {
 			var e domain.Erasure

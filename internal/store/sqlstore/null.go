@@ -7,12 +7,13 @@ import (
 	"github.com/pds-dev/pds/internal/domain"
 )
 
-// nullMillis turns an optional time into a nullable unix-millisecond value.
-func nullMillis(t *time.Time) any {
+// nullMillis turns an optional time (a time.Time or a domain.Time) into a
+// nullable unix-millisecond value.
+func nullMillis[T interface{ UnixMilli() int64 }](t *T) any {
 	if t == nil {
 		return nil
 	}
-	return t.UnixMilli()
+	return (*t).UnixMilli()
 }
 
 // timePtr turns a nullable unix-millisecond column into an optional time.
@@ -33,10 +34,10 @@ func strPtr(n sql.NullString) *string {
 	return &s
 }
 
-// nullStr turns an optional string into a nullable value.
-func nullStr(s *string) any {
-	if s == nil {
+// nullable turns an optional value into a nullable one.
+func nullable[T any](v *T) any {
+	if v == nil {
 		return nil
 	}
-	return *s
+	return *v
 }

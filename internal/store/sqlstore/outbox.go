@@ -22,7 +22,8 @@ import (
 // ClaimBursts leases due bursts. The lease conditions are repeated outside
 // the subquery so that PostgreSQL re-checks them on the row it finally
 // updates; SKIP LOCKED lets concurrent claimers pass over each other's rows.
-func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]domain.Burst, error) {
+func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Duration, limit int) (_ []domain.Burst, err error) {
+	defer named("ClaimBursts", &err)
 	n := now.UnixMilli()
 	if err := s.handBack(ctx, "bursts"); err != nil {
 		return nil, err
@@ -32,7 +33,7 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 	}
 	token := domain.RandomHex(16)
 	var out []domain.Burst
-	err := s.writeQuery(ctx, func(rows *sql.Rows) error {
+	err = s.writeQuery(ctx, func(rows *sql.Rows) error {
 		out = out[:0]
 		for rows.Next() {
 			b := domain.Burst{LeaseToken: token}
@@ -64,9 +65,10 @@ func (s *Store) ClaimBursts(ctx context.Context, now time.Time, lease time.Durat
 // CloseBurst turns a claimed burst into deliveries, or hands it back when a
 // change moved its due time after the claim, as service.CloseBurst decides
 // on the row locked under the claim's lease.
-func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (bool, error) {
+func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.DeliveryBuilder) (_ bool, err error) {
+	defer named("CloseBurst", &err)
 	closed := false
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		var err error
 		if closed, err = settleBurst(ctx, q, b); err != nil || !closed {
 			return err
@@ -100,14 +102,15 @@ func (s *Store) CloseBurst(ctx context.Context, b domain.Burst, build store.Deli
 // passes over (closed false) rather than wait for (see lockBursts). The
 // bursts are locked in person order, then the subscriptions of their
 // accounts in id order (FOR SHARE, as CloseBurst).
-func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) ([]bool, error) {
+func (s *Store) CloseBursts(ctx context.Context, bursts []domain.Burst, build store.BurstBuilder) (_ []bool, err error) {
+	defer named("CloseBursts", &err)
 	order := make([]int, len(bursts))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(bursts[a].PersonID, bursts[b].PersonID) })
 	var closed []bool
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		sorted := make([]domain.Burst, len(order))
 		for k, i := range order {
 			sorted[k] = bursts[i]
@@ -275,7 +278,8 @@ func lockBursts(ctx context.Context, q querier, bs []domain.Burst, lock string) 
 
 // ActiveSubscriptions reads the active subscriptions of the accounts, by
 // account, each account's oldest first, without a lock.
-func (s *Store) ActiveSubscriptions(ctx context.Context, accounts []string) (map[string][]domain.Webhook, error) {
+func (s *Store) ActiveSubscriptions(ctx context.Context, accounts []string) (_ map[string][]domain.Webhook, err error) {
+	defer named("ActiveSubscriptions", &err)
 	return activeSubscriptions(ctx, s.reader(), slices.Sorted(slices.Values(accounts)), "")
 }
 

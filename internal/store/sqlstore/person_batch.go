@@ -22,7 +22,8 @@ import (
 // back and the batch run again in a new one, each item in its own
 // savepoint. A batch kept from the first run is what the second would have
 // made, since no item's savepoint would have been rolled back.
-func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write) ([]store.UpsertResult, error) {
+func (s *Store) UpsertPersons(ctx context.Context, accountID string, items []domain.PersonUpsert, w store.Write) (_ []store.UpsertResult, err error) {
+	defer named("UpsertPersons", &err)
 	// Each item is checked against the suppressions in the batch's
 	// transaction, as a single upsert is; one refused runs the batch again
 	// with savepoints, as any refused item does.
@@ -113,7 +114,7 @@ func (s *Store) upsertItems(ctx context.Context, q querier, accountID string, it
 	results []store.UpsertResult, isolated bool) error {
 	for i, in := range items {
 		if !isolated {
-			p, created, err := upsertWrite(ctx, q, accountID, in, w, nil)
+			p, created, err := upsertAndRecord(ctx, q, accountID, in, w, nil)
 			switch {
 			case err == nil:
 				results[i] = store.UpsertResult{Person: p, Created: created}
@@ -142,7 +143,7 @@ func (s *Store) upsertItem(ctx context.Context, q querier, accountID string, in 
 		if _, err := q.exec(ctx, `SAVEPOINT item`); err != nil {
 			return store.UpsertResult{}, err
 		}
-		p, created, err := upsertWrite(ctx, q, accountID, in, w, nil)
+		p, created, err := upsertAndRecord(ctx, q, accountID, in, w, nil)
 		if err == nil {
 			_, err = q.exec(ctx, `RELEASE item`)
 			return store.UpsertResult{Person: p, Created: created}, err

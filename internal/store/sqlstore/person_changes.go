@@ -84,13 +84,14 @@ func changedInOrder(results []store.UpsertResult) []string {
 
 // PersonChanges reads a page of the account's feed, and each live entry's
 // person, in one snapshot.
-func (s *Store) PersonChanges(ctx context.Context, accountID string, after domain.ChangePosition, limit int) ([]domain.PersonChange, domain.ChangePosition, error) {
+func (s *Store) PersonChanges(ctx context.Context, accountID string, after domain.ChangePosition, limit int) (_ []domain.PersonChange, _ domain.ChangePosition, err error) {
+	defer named("PersonChanges", &err)
 	var (
 		out  []domain.PersonChange
 		next domain.ChangePosition
 	)
 	f := s.dialect.Changes
-	err := s.inReadTx(ctx, func(q querier) error {
+	err = s.inReadTx(ctx, func(q querier) error {
 		cut := after.Cut
 		if cut == "" {
 			if err := q.queryRow(ctx, f.Cut).Scan(&cut); err != nil {
@@ -176,9 +177,10 @@ func scanChange(sc scanner) (domain.PersonChange, error) {
 }
 
 // ChangesHead reads the position after every change committed now.
-func (s *Store) ChangesHead(ctx context.Context, accountID string) (domain.ChangePosition, error) {
+func (s *Store) ChangesHead(ctx context.Context, accountID string) (_ domain.ChangePosition, err error) {
+	defer named("ChangesHead", &err)
 	var head domain.ChangePosition
-	err := s.inReadTx(ctx, func(q querier) (err error) {
+	err = s.inReadTx(ctx, func(q querier) (err error) {
 		head, err = changesHead(ctx, q, s.dialect.Changes, accountID)
 		return err
 	})
@@ -195,7 +197,8 @@ func changesHead(ctx context.Context, q querier, f ChangeFeed, accountID string)
 }
 
 // PruneChanges deletes tombstones made before before, a batch at a time.
-func (s *Store) PruneChanges(ctx context.Context, before time.Time, batch int) (int, error) {
+func (s *Store) PruneChanges(ctx context.Context, before time.Time, batch int) (_ int, err error) {
+	defer named("PruneChanges", &err)
 	res, err := s.writer().exec(ctx, `DELETE FROM person_changes WHERE (account_id, person_id) IN (
 		SELECT account_id, person_id FROM person_changes WHERE deleted = true AND changed_at < $1 LIMIT $2)`,
 		before.UnixMilli(), batch)
@@ -217,7 +220,8 @@ func stampTombstone(ctx context.Context, q querier, accountID, personID string, 
 // OpenExport begins a read transaction that every chunk of the export,
 // and the feed's position, read: the snapshot is the one its first
 // statement takes.
-func (s *Store) OpenExport(ctx context.Context, accountID string) (store.PersonExport, error) {
+func (s *Store) OpenExport(ctx context.Context, accountID string) (_ store.PersonExport, err error) {
+	defer named("OpenExport", &err)
 	tx, err := s.r.BeginTx(ctx, s.dialect.ReadSnapshot)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: OpenExport: %w", err)

@@ -19,11 +19,12 @@ import (
 // filters up to the chunk's last id, so that they belong to exactly the
 // persons of the chunk: three statements a chunk (and JoinsAsWritten), where reading them a
 // List page at a time (attachDetails) took twenty-one.
-func (s *Store) ExportPersons(ctx context.Context, accountID string, sel domain.PersonExport, limit int) ([]domain.Person, error) {
+func (s *Store) ExportPersons(ctx context.Context, accountID string, sel domain.PersonExport, limit int) (_ []domain.Person, err error) {
+	defer named("ExportPersons", &err)
 	// One snapshot per chunk, so that each person's tags and values are
 	// those of the row read; OpenExport reads every chunk in one.
 	var persons []domain.Person
-	err := s.inReadTx(ctx, func(q querier) (err error) {
+	err = s.inReadTx(ctx, func(q querier) (err error) {
 		persons, err = s.exportChunk(ctx, q, accountID, sel, limit)
 		return err
 	})

@@ -38,7 +38,8 @@ const (
 // ImportPersons applies a stream of upserts in one transaction (pds import
 // persons), or chunk by chunk where the engine asks (Dialect.Import),
 // then brings the statistics of the tables it wrote up to date.
-func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (store.PersonImportResult, error) {
+func (s *Store) ImportPersons(ctx context.Context, accountID string, lines iter.Seq2[store.PersonImport, error], w store.Write) (_ store.PersonImportResult, err error) {
+	defer named("ImportPersons", &err)
 	s.folder.pause()
 	defer s.folder.resume()
 	im := &personImporter{s: s, ctx: ctx, accountID: accountID, w: w, liveTag: map[string]bool{},
@@ -341,7 +342,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 	if err := im.flush(); err != nil {
 		return err
 	}
-	id, c, attrs, _, err := upsertPerson(im.ctx, im.q, im.accountID, in, im.w, nil)
+	id, c, attrs, _, err := applyUpsert(im.ctx, im.q, im.accountID, in, im.w, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -352,7 +353,7 @@ func (im *personImporter) line(rec store.PersonImport) error {
 	if added && c == upsertNoChange {
 		c = changed
 	}
-	if _, err := recordChange(im.ctx, im.q, im.accountID, id, c, attrs, im.w, false); err != nil {
+	if _, err := recordChange(im.ctx, im.q, recorded{accountID: im.accountID, personID: id, c: c, attrs: attrs, w: im.w}, false); err != nil {
 		return fail(err)
 	}
 	switch c {
@@ -485,8 +486,8 @@ func (im *personImporter) flush() error {
 		if a.Email != nil {
 			emailNorm = domain.NormEmail(*a.Email)
 		}
-		persons = append(persons, []any{ords[i], p.id, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
-			nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), p.createdAt, p.lastSeenAt})
+		persons = append(persons, []any{ords[i], p.id, nullable(a.Email), emailNorm, nullable(a.ExternalID), nullable(a.FID),
+			nullable(a.firstName), nullable(a.lastName), nullable(a.phone), p.createdAt, p.lastSeenAt})
 		seen[p.lastSeenAt]++
 		// A new person holds no value yet: only values set are written
 		// (removing one, or all, removes nothing).

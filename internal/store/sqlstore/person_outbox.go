@@ -29,16 +29,29 @@ const (
 // sees the winner's row and matches it or reports the conflict.
 const writeAttempts = 3
 
-// personWrite runs one person write (writePerson) in a transaction of its
-// own.
-func (s *Store) personWrite(ctx context.Context, accountID string, w store.Write, load loader, attrs *attrUpdate,
-	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
+// personWrite is one write of a person, as changeAndRecord runs it.
+type personWrite struct {
+	accountID string
+	w         store.Write
+	// load, when set, gives the person as it stands after the change
+	// (loader); nil when the caller wants no person back.
+	load loader
+	// attrs, when set, is where apply leaves a patch's new attributes, for
+	// recordChange to write with the stamps.
+	attrs *attrUpdate
+	// apply makes the change in the transaction and reports what it did.
+	apply func(q querier) (personID string, c change, err error)
+}
+
+// changePerson runs one person write (changeAndRecord) in a transaction of
+// its own.
+func (s *Store) changePerson(ctx context.Context, pw personWrite) (*domain.Person, change, error) {
 	var (
 		p *domain.Person
 		c change
 	)
 	err := s.writeRetrying(ctx, func(q querier) (err error) {
-		p, c, err = writePerson(ctx, q, accountID, w, load, attrs, fn)
+		p, c, err = changeAndRecord(ctx, q, pw)
 		return err
 	})
 	return p, c, err
@@ -63,41 +76,39 @@ func (s *Store) retryingUnique(write func() error) error {
 	return err
 }
 
-// writePerson is the one write path of persons: every creation and change
-// of a person, from every operation (a batch, once per item), runs fn in a
-// transaction and records what fn reports it did in that same transaction
-// (recordChange), so that a change is in the outbox exactly when it commits.
-// A patch leaves its new attributes in *attrs (when attrs is set), for
-// recordChange to write with the stamps. When load is set it gives the
-// person as it stands after the change: what the write itself knows, or
-// else a read after every write of the transaction (on an engine whose WITH
-// clause may write, in the statement that writes the outbox row).
-func writePerson(ctx context.Context, q querier, accountID string, w store.Write, load loader, attrs *attrUpdate,
-	fn func(q querier) (personID string, c change, err error)) (*domain.Person, change, error) {
-	id, c, err := fn(q)
+// changeAndRecord is the one write path of persons: every creation and
+// change of a person, from every operation (a batch, once per item), runs
+// pw.apply in a transaction and records what it reports it did in that same
+// transaction (recordChange), so that a change is in the outbox exactly
+// when it commits. When pw.load is set it gives the person as it stands
+// after the change: what the write itself knows, or else a read after
+// every write of the transaction (on an engine whose WITH clause may
+// write, in the statement that writes the outbox row).
+func changeAndRecord(ctx context.Context, q querier, pw personWrite) (*domain.Person, change, error) {
+	id, c, err := pw.apply(q)
 	if err != nil {
 		return nil, c, err
 	}
-	var patched attrUpdate
-	if attrs != nil {
-		patched = *attrs
+	r := recorded{accountID: pw.accountID, personID: id, c: c, w: pw.w}
+	if pw.attrs != nil {
+		r.attrs = *pw.attrs
 	}
 	var known *domain.Person
-	if load != nil {
-		known = load(id)
+	if pw.load != nil {
+		known = pw.load(id)
 	}
-	read, err := recordChange(ctx, q, accountID, id, c, patched, w, load != nil && known == nil)
+	read, err := recordChange(ctx, q, r, pw.load != nil && known == nil)
 	switch {
 	case err != nil:
 		return nil, c, err
-	case load == nil:
+	case pw.load == nil:
 		return nil, c, nil
 	case known != nil:
 		return known, c, nil
 	case read != nil:
 		return read, c, nil
 	}
-	p, err := getPerson(ctx, q, accountID, id)
+	p, err := getPerson(ctx, q, pw.accountID, id)
 	return p, c, err
 }
 
@@ -114,6 +125,15 @@ var upsertResultArgs = map[string]any{
 	domain.UpsertCreated: domain.UpsertCreated, domain.UpsertUpdated: domain.UpsertUpdated, domain.UpsertUnchanged: domain.UpsertUnchanged,
 }
 
+// recorded is a change to record: what a write did to a person (c), and a
+// patch's new attributes (attrs, nil for none).
+type recorded struct {
+	accountID, personID string
+	c                   change
+	attrs               attrUpdate
+	w                   store.Write
+}
+
 // recordChange writes a patch's new attributes (attrs, nil for none),
 // stamps the person as service.StampsFor decides and, for a change that is
 // an event, enters it in the person's outbox row as
@@ -125,10 +145,10 @@ var upsertResultArgs = map[string]any{
 // trip to the server counts), the UPDATE also reads the outbox row it
 // decides on, and the outbox write also reads the person back when
 // readAfter asks for it (returned; nil when it was not read).
-func recordChange(ctx context.Context, q querier, accountID, personID string, c change, attrs attrUpdate, w store.Write,
-	readAfter bool) (*domain.Person, error) {
+func recordChange(ctx context.Context, q querier, r recorded, readAfter bool) (*domain.Person, error) {
+	accountID, personID, c, w := r.accountID, r.personID, r.c, r.w
 	stamps := service.StampsFor(c)
-	update, args, err := stampsUpdate(c, stamps, attrs, accountID, personID, w)
+	update, args, err := stampsUpdate(c, stamps, r.attrs, accountID, personID, w)
 	if err != nil {
 		return nil, err
 	}
@@ -259,10 +279,11 @@ func burstOf(event string, opened, last, due int64, nextOpened, nextDue sql.Null
 }
 
 // PendingBurst reads the open burst of a person.
-func (s *Store) PendingBurst(ctx context.Context, accountID, personID string) (*store.PersonBurst, error) {
+func (s *Store) PendingBurst(ctx context.Context, accountID, personID string) (_ *store.PersonBurst, err error) {
+	defer named("PendingBurst", &err)
 	var b store.PersonBurst
 	var opened, last, due int64
-	err := s.reader().queryRow(ctx, `SELECT person_id, event, opened_at, last_change_at, due_at
+	err = s.reader().queryRow(ctx, `SELECT person_id, event, opened_at, last_change_at, due_at
 		FROM bursts WHERE account_id = $1 AND person_id = $2`, accountID, personID).
 		Scan(&b.PersonID, &b.Event, &opened, &last, &due)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -60,7 +60,8 @@ func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Pe
 }
 
 // GetPerson returns one person of the account.
-func (s *Store) GetPerson(ctx context.Context, accountID, id string) (*domain.Person, error) {
+func (s *Store) GetPerson(ctx context.Context, accountID, id string) (_ *domain.Person, err error) {
+	defer named("GetPerson", &err)
 	if c := s.persons; c != nil {
 		return c.get(ctx, personKey{accountID, id}, func(ctx context.Context) (*domain.Person, error) {
 			return getPerson(ctx, s.reader(), accountID, id)
@@ -74,12 +75,13 @@ func (s *Store) GetPerson(ctx context.Context, accountID, id string) (*domain.Pe
 // (attachDetails): three statements a chunk, not one a person. The webhook
 // worker renders a closing batch's persons this way. It bypasses the
 // person cache, which a batch of persons read once would only churn.
-func (s *Store) GetPersons(ctx context.Context, accountID string, ids []string) (map[string]*domain.Person, error) {
+func (s *Store) GetPersons(ctx context.Context, accountID string, ids []string) (_ map[string]*domain.Person, err error) {
+	defer named("GetPersons", &err)
 	out := make(map[string]*domain.Person, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	err := s.inReadTx(ctx, func(q querier) error {
+	err = s.inReadTx(ctx, func(q querier) error {
 		clear(out)
 		for chunk := range slices.Chunk(ids, finishChunk) {
 			var args sqlArgs
@@ -199,6 +201,7 @@ func (a *sqlArgs) inList(ids []string) string {
 
 // ListPersons returns a page of the persons a selection names.
 func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) (out []domain.Person, total int, err error) {
+	defer named("ListPersons", &err)
 	if sel.Mode == domain.PersonByExternalID || sel.Mode == domain.PersonByEmail {
 		return lookupPersons(ctx, s.reader(), accountID, sel, p)
 	}
@@ -332,7 +335,8 @@ func dedupe(ids []string) []string {
 }
 
 // ListPersonFields returns the live Person custom fields of the account.
-func (s *Store) ListPersonFields(ctx context.Context, accountID string) ([]domain.CustomField, error) {
+func (s *Store) ListPersonFields(ctx context.Context, accountID string) (_ []domain.CustomField, err error) {
+	defer named("ListPersonFields", &err)
 	rows, err := s.reader().query(ctx, `SELECT `+fieldColumns+` FROM custom_fields
 		WHERE account_id = $1 AND collection = 'Person' AND archived_at IS NULL ORDER BY created_at, id`, accountID)
 	if err != nil {

@@ -14,9 +14,10 @@ import (
 // person as Get Person reads it, then every tag link and custom value
 // through their primary keys, which lead with the person (a person's links
 // and values are few: the custom-field limit bounds the values).
-func (s *Store) PersonRecord(ctx context.Context, accountID, personID string) (*store.PersonRecord, error) {
+func (s *Store) PersonRecord(ctx context.Context, accountID, personID string) (_ *store.PersonRecord, err error) {
+	defer named("PersonRecord", &err)
 	var rec store.PersonRecord
-	err := s.inReadTx(ctx, func(q querier) error {
+	err = s.inReadTx(ctx, func(q querier) error {
 		p, err := getPerson(ctx, q, accountID, personID)
 		if err != nil {
 			return err
@@ -84,7 +85,8 @@ func readBurst(ctx context.Context, q querier, accountID, personID string) (*sto
 // only its own rows. The bound is written as scalars, activity_at >= the
 // last one's (where the index range starts) and, at that same instant,
 // only the ids past it, so that both engines seek to it.
-func (s *Store) ReportBreadcrumbs(ctx context.Context, accountID, personID string, after *store.BreadcrumbKey, limit int) ([]domain.Breadcrumb, error) {
+func (s *Store) ReportBreadcrumbs(ctx context.Context, accountID, personID string, after *store.BreadcrumbKey, limit int) (_ []domain.Breadcrumb, err error) {
+	defer named("ReportBreadcrumbs", &err)
 	var args sqlArgs
 	where := `account_id = ` + args.add(accountID) + ` AND person_id = ` + args.add(personID)
 	if after != nil {
@@ -100,9 +102,10 @@ func (s *Store) ReportBreadcrumbs(ctx context.Context, accountID, personID strin
 // each one's deliveries of the person through deliveries_webhook_person
 // (webhook_id, person_id, created_at, id) in its order, until the page is
 // full, then the page's attempts by primary key.
-func (s *Store) ReportDeliveries(ctx context.Context, accountID, personID string, after *store.DeliveryKey, limit int) ([]store.ReportedDelivery, error) {
+func (s *Store) ReportDeliveries(ctx context.Context, accountID, personID string, after *store.DeliveryKey, limit int) (_ []store.ReportedDelivery, err error) {
+	defer named("ReportDeliveries", &err)
 	var out []store.ReportedDelivery
-	err := s.inReadTx(ctx, func(q querier) error {
+	err = s.inReadTx(ctx, func(q querier) error {
 		out = nil
 		hooks, err := queryAll(ctx, q, scanString, `SELECT id FROM webhooks WHERE account_id = $1`, accountID)
 		if err != nil {

@@ -151,7 +151,7 @@ func (im *personImporter) restore(rec store.PersonImport, tags []string) error {
 	c := upsertNoChange
 	if didChange || added {
 		c = changed
-		if _, err := recordChange(ctx, q, im.accountID, id, c, attrs, im.w, false); err != nil {
+		if _, err := recordChange(ctx, q, recorded{accountID: im.accountID, personID: id, c: c, attrs: attrs, w: im.w}, false); err != nil {
 			return fail(err)
 		}
 		im.changed = append(im.changed, id)

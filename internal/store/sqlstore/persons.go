@@ -18,7 +18,8 @@ import (
 // statement without a transaction of its own (createUnlessHeld), and the
 // transaction then only runs when that statement found the identifiers
 // held; SQLite looks the identifiers up beside the writer.
-func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (*domain.Person, bool, error) {
+func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.PersonUpsert, w store.Write) (_ *domain.Person, _ bool, err error) {
+	defer named("UpsertPerson", &err)
 	// Callers normalize at the door; the store holds nothing else.
 	if err := in.Normalize(); err != nil {
 		return nil, false, err
@@ -28,24 +29,24 @@ func (s *Store) UpsertPerson(ctx context.Context, accountID string, in domain.Pe
 		p       *domain.Person
 		created bool
 	)
-	err := s.retryingUnique(func() error {
+	err = s.retryingUnique(func() error {
 		held, done, err := s.dialect.Upserts.first(ctx, s, accountID, in, w, &p, &created)
 		if done {
 			return err
 		}
 		return s.inTx(ctx, func(q querier) (err error) {
-			p, created, err = upsertWrite(ctx, q, accountID, in, w, held)
+			p, created, err = upsertAndRecord(ctx, q, accountID, in, w, held)
 			return err
 		})
 	})
 	return p, created, err
 }
 
-// upsertWrite is one Upsert Person inside a transaction (UpsertPerson's
-// own, or a batch item's savepoint): the upsert through writePerson, and the
+// upsertAndRecord is one Upsert Person inside a transaction (UpsertPerson's
+// own, or a batch item's savepoint): the upsert through changeAndRecord, and the
 // person after it. held, when set, are the holders of in's identifiers as
 // read just before the transaction; nil reads them in it.
-func upsertWrite(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
+func upsertAndRecord(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
 	held *[]service.Holder) (*domain.Person, bool, error) {
 	// A person this write creates is known whole without reading it back:
 	// the row holds what was written and nothing else.
@@ -57,24 +58,24 @@ func upsertWrite(ctx context.Context, q querier, accountID string, in domain.Per
 		return nil
 	}
 	var attrs attrUpdate
-	p, c, err := writePerson(ctx, q, accountID, w, load, &attrs, func(q querier) (string, change, error) {
-		id, c, patched, created, err := upsertPerson(ctx, q, accountID, in, w, held)
+	p, c, err := changeAndRecord(ctx, q, personWrite{accountID: accountID, w: w, load: load, attrs: &attrs, apply: func(q querier) (string, change, error) {
+		id, c, patched, created, err := applyUpsert(ctx, q, accountID, in, w, held)
 		made, attrs = created, patched
 		return id, c, err
-	})
+	}})
 	return p, c == createdNew, err
 }
 
-// upsertPerson is the part of UpsertPerson inside its transaction (also run
+// applyUpsert is the part of UpsertPerson inside its transaction (also run
 // for each line of an import): check the custom values, load what
 // service.UpsertTarget decides on and whether a named identifier is
 // suppressed, then create or patch. The caller records the change it
 // reports. A person it creates it also returns, as a read would find it.
-// held is as for upsertWrite: holders read before the transaction are as
+// held is as for upsertAndRecord: holders read before the transaction are as
 // good as holders read in it, since neither read locks them (see
 // identifierHolders); suppressions are not, and are read in it either way
 // (see holdersAndSuppressed).
-func upsertPerson(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
+func applyUpsert(ctx context.Context, q querier, accountID string, in domain.PersonUpsert, w store.Write,
 	held *[]service.Holder) (string, change, attrUpdate, *domain.Person, error) {
 	values, err := checkCustomValues(ctx, q, accountID, in.CustomFields)
 	if err != nil {
@@ -110,7 +111,7 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 	if errors.Is(err, errPersonErased) && held != nil {
 		// Read before the transaction, the holder was erased since: the
 		// transaction reads the holders again, and sees the erasure.
-		return upsertPerson(ctx, q, accountID, in, w, nil)
+		return applyUpsert(ctx, q, accountID, in, w, nil)
 	}
 	if err != nil || !didChange {
 		return target.ID, upsertNoChange, nil, nil, err
@@ -119,7 +120,8 @@ func upsertPerson(ctx context.Context, q querier, accountID string, in domain.Pe
 }
 
 // UpdatePerson applies a patch to an existing person.
-func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (*domain.Person, error) {
+func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domain.PersonUpdate, w store.Write) (_ *domain.Person, err error) {
+	defer named("UpdatePerson", &err)
 	checked := in.AsUpsert()
 	if err := checked.Normalize(); err != nil {
 		return nil, err
@@ -127,7 +129,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 	in.Email, in.Phone = checked.Email, checked.Phone
 	s.warmSecret(ctx, accountID, w)
 	var attrs attrUpdate
-	p, _, err := s.personWrite(ctx, accountID, w, readBack, &attrs, func(q querier) (string, change, error) {
+	p, _, err := s.changePerson(ctx, personWrite{accountID: accountID, w: w, load: readBack, attrs: &attrs, apply: func(q querier) (string, change, error) {
 		if err := lockPerson(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -151,13 +153,14 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 			return id, noChange, err
 		}
 		return id, changed, nil
-	})
+	}})
 	return p, err
 }
 
 // AddPersonTags attaches live tags; all of them or, on an unknown id, none.
-func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs []string, w store.Write) (*domain.Person, error) {
-	p, _, err := s.personWrite(ctx, accountID, w, readBack, nil, func(q querier) (string, change, error) {
+func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs []string, w store.Write) (_ *domain.Person, err error) {
+	defer named("AddPersonTags", &err)
+	p, _, err := s.changePerson(ctx, personWrite{accountID: accountID, w: w, load: readBack, apply: func(q querier) (string, change, error) {
 		if err := lockPerson(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -185,14 +188,15 @@ func (s *Store) AddPersonTags(ctx context.Context, accountID, id string, tagIDs 
 			return id, noChange, nil
 		}
 		return id, changed, nil
-	})
+	}})
 	return p, err
 }
 
 // RemovePersonTag detaches a live tag. An archived tag is invisible, so its
 // link is kept (a revived tag is back on its persons) and nothing changes.
-func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string, w store.Write) error {
-	_, _, err := s.personWrite(ctx, accountID, w, nil, nil, func(q querier) (string, change, error) {
+func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string, w store.Write) (err error) {
+	defer named("RemovePersonTag", &err)
+	_, _, err = s.changePerson(ctx, personWrite{accountID: accountID, w: w, apply: func(q querier) (string, change, error) {
 		if err := lockPerson(ctx, q, accountID, id); err != nil {
 			return "", 0, err
 		}
@@ -205,7 +209,7 @@ func (s *Store) RemovePersonTag(ctx context.Context, accountID, id, tagID string
 			return id, noChange, nil
 		}
 		return id, changed, nil
-	})
+	}})
 	return err
 }
 
@@ -237,7 +241,7 @@ func liveTags(ctx context.Context, q querier, accountID string, ids []string) (m
 // (at most three), each identifier looked up on its own unique index. It
 // takes no row locks: the unique indexes are the guard, and a writer that
 // takes an identifier after this read makes ours fail unique, so that
-// personWrite runs the decision again on fresh holders. Locking holders
+// changePerson runs the decision again on fresh holders. Locking holders
 // here would deadlock two updates swapping emails.
 func identifierHolders(ctx context.Context, q querier, accountID string, ids domain.Identifiers) ([]service.Holder, error) {
 	if !ids.Any() {
@@ -335,7 +339,7 @@ func changedAttributes(cur, next attributes) attrUpdate {
 	var u attrUpdate
 	assign := func(column string, from, to *string) {
 		if !sameText(from, to) {
-			u = append(u, columnValue{column, nullStr(to)})
+			u = append(u, columnValue{column, nullable(to)})
 		}
 	}
 	if !sameText(cur.Email, next.Email) {
@@ -387,8 +391,8 @@ func newPersonRow(accountID, id string, a attributes, w store.Write) []any {
 		emailNorm = domain.NormEmail(*a.Email)
 	}
 	now := w.Now.UnixMilli()
-	return []any{id, accountID, nullStr(a.Email), emailNorm, nullStr(a.ExternalID), nullStr(a.FID),
-		nullStr(a.firstName), nullStr(a.lastName), nullStr(a.phone), upsertResultArgs[domain.UpsertCreated], now, now}
+	return []any{id, accountID, nullable(a.Email), emailNorm, nullable(a.ExternalID), nullable(a.FID),
+		nullable(a.firstName), nullable(a.lastName), nullable(a.phone), upsertResultArgs[domain.UpsertCreated], now, now}
 }
 
 // createdPerson is the person insertPerson and applyCustomValues just

@@ -68,7 +68,7 @@ func (s *Store) appendOne(ctx context.Context, call *appendCall, guard string) (
 	query := `WITH h AS (` + holders + `),
 		b AS (INSERT INTO breadcrumbs (` + breadcrumbColumns + `)
 			SELECT ` + args.add(b.ID) + `, ` + args.add(b.AccountID) + `, ` + args.add(b.Flavor) + `, h.id, NULL, NULL, ` +
-		args.list(nullStr(b.Email), nullStr(b.ExternalID), nullStr(b.FID), nullMillis(b.OccurredAt),
+		args.list(nullable(b.Email), nullable(b.ExternalID), nullable(b.FID), nullMillis(b.OccurredAt),
 			b.ActivityAt.UnixMilli(), b.CreatedAt.UnixMilli()) + ` FROM h` + whereGuard(guard) + ` RETURNING person_id)
 		UPDATE persons SET last_seen_at = ` + args.add(call.seenAt) + ` FROM b
 		WHERE persons.account_id = ` + args.add(b.AccountID) + ` AND persons.id = b.person_id RETURNING persons.id`

@@ -261,7 +261,7 @@ func (s *Store) createTogether(ctx context.Context, q querier, accountID string,
 		if markedSuppressing(held[i]) {
 			heldNow = nil // the transaction looks up and checks
 		}
-		p, created, err := upsertWrite(ctx, q, accountID, in, w, heldNow)
+		p, created, err := upsertAndRecord(ctx, q, accountID, in, w, heldNow)
 		switch {
 		case err == nil:
 			results[i] = store.UpsertResult{Person: p, Created: created}

@@ -25,23 +25,26 @@ func scanProject(sc scanner) (domain.Project, error) {
 }
 
 // GetProject returns a project of the account.
-func (s *Store) GetProject(ctx context.Context, accountID, id string) (*domain.Project, error) {
+func (s *Store) GetProject(ctx context.Context, accountID, id string) (_ *domain.Project, err error) {
+	defer named("GetProject", &err)
 	return getOne(ctx, s.reader(), domain.NotFound("project", id), scanProject,
 		`SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2`, accountID, id)
 }
 
 // ListProjects pages the account's projects, oldest first.
-func (s *Store) ListProjects(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Project, int, error) {
+func (s *Store) ListProjects(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Project, _ int, err error) {
+	defer named("ListProjects", &err)
 	return listPage(ctx, s.reader(), projectColumns, `projects WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanProject)
 }
 
 // ImportProjects upserts projects by id, all or none.
-func (s *Store) ImportProjects(ctx context.Context, accountID string, projects []domain.Project) error {
+func (s *Store) ImportProjects(ctx context.Context, accountID string, projects []domain.Project) (err error) {
+	defer named("ImportProjects", &err)
 	record := func(i int) (string, time.Time) { return projects[i].ID, projects[i].DateCreated.Time }
 	return s.importAll(ctx, "projects", domain.ProjectIDPrefix, accountID, len(projects), record, func(q querier, i int, t importTarget) error {
 		p := projects[i]
-		args := []any{p.Name, nullStr(p.Location), nullStr(p.RegistrationURL), nullStr(p.SiteURL),
-			t.created.UnixMilli(), nullTime(p.DateStart), nullTime(p.DateEnd), accountID, t.id}
+		args := []any{p.Name, nullable(p.Location), nullable(p.RegistrationURL), nullable(p.SiteURL),
+			t.created.UnixMilli(), nullMillis(p.DateStart), nullMillis(p.DateEnd), accountID, t.id}
 		query := `INSERT INTO projects (name, location, registration_url, site_url, created_at, start_at, end_at, account_id, id)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 		if t.exists {
@@ -51,12 +54,4 @@ func (s *Store) ImportProjects(ctx context.Context, accountID string, projects [
 		_, err := q.exec(ctx, query, args...)
 		return err
 	})
-}
-
-// nullTime turns an optional response time into a nullable unix-millisecond value.
-func nullTime(t *domain.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMilli()
 }

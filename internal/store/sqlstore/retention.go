@@ -16,7 +16,8 @@ import (
 // enough ago (before `before`), so the attempt can still be recorded.
 // Retired secrets are unaffected: they are kept only for pending
 // deliveries, which are never pruned.
-func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error) {
+func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, batch int) (_ int, err error) {
+	defer named("PruneDeliveries", &err)
 	if err := s.pruneAttemptCounts(ctx, before); err != nil {
 		return 0, err
 	}

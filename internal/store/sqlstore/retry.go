@@ -39,10 +39,6 @@ const (
 // erasure deleted meanwhile; retryingConflicts runs it again.
 var errPersonErased = errors.New("sqlstore: the person matched was erased meanwhile")
 
-// RetryCauses lists the labels of the retry counts, for metrics that start
-// each at zero.
-var RetryCauses = []string{ConflictDeadlock, ConflictSerialization, ConflictBusy, ConflictErased, RetryExhausted}
-
 // conflictAttempts bounds the runs of one transaction that keeps losing to
 // others. With writers locking in one order a deadlock is rare and a second
 // run almost always wins; ten runs of the waits below end within about

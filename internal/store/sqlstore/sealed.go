@@ -31,7 +31,8 @@ func suppressionPlace(accountID string) string { return "suppression:" + account
 // Without one (nil) secrets are written in clear, and a sealed one fails
 // only where it is read: the administrative commands that touch none work
 // without the key, and pds serve checks for itself (SecretKeys).
-func (s *Store) UseSecretsKeys(ctx context.Context, k *secrets.Keyring) error {
+func (s *Store) UseSecretsKeys(ctx context.Context, k *secrets.Keyring) (err error) {
+	defer named("UseSecretsKeys", &err)
 	s.sealer = k
 	if k == nil {
 		return nil
@@ -69,7 +70,8 @@ var sealedColumns = []sealedColumn{
 
 // SecretKeys counts the stored secrets by the id of the key that sealed
 // them ("" for those in clear).
-func (s *Store) SecretKeys(ctx context.Context) (map[string]int, error) {
+func (s *Store) SecretKeys(ctx context.Context) (_ map[string]int, err error) {
+	defer named("SecretKeys", &err)
 	out := map[string]int{}
 	for _, c := range sealedColumns {
 		values, err := queryAll(ctx, s.reader(), func(sc scanner) ([]byte, error) {
@@ -93,12 +95,13 @@ func (s *Store) SecretKeys(ctx context.Context) (map[string]int, error) {
 // when onlyClear is set), in one transaction whose reads lock the rows
 // they rewrite, so that a rotation of a subscription's secret meanwhile
 // is not undone. It returns how many it rewrote.
-func (s *Store) ResealSecrets(ctx context.Context, onlyClear bool) (int, error) {
+func (s *Store) ResealSecrets(ctx context.Context, onlyClear bool) (_ int, err error) {
+	defer named("ResealSecrets", &err)
 	if s.sealer == nil {
 		return 0, errors.New("there is no key to seal secrets under: give --secrets-key-file (PDS_SECRETS_KEY_FILE)")
 	}
 	var n int
-	err := s.inTxAlone(ctx, func(q querier) error {
+	err = s.inTxAlone(ctx, func(q querier) error {
 		n = 0
 		for _, c := range sealedColumns {
 			rewrote, err := s.resealColumn(ctx, q, c, onlyClear)

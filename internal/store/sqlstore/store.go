@@ -94,7 +94,8 @@ func (s *Store) CloseAfter(c io.Closer) { s.afterClose = append(s.afterClose, c)
 // before the next), so that fn meets no write in progress on the writer's
 // own connection and waits for none: SQLite's checkpointer restarts the WAL
 // this way (sqlite/checkpoint.go).
-func (s *Store) BetweenWrites(ctx context.Context, fn func(context.Context, *sql.DB) error) error {
+func (s *Store) BetweenWrites(ctx context.Context, fn func(context.Context, *sql.DB) error) (err error) {
+	defer named("BetweenWrites", &err)
 	return s.writes.between(ctx, fn)
 }
 
@@ -111,7 +112,8 @@ func (s *Store) Engine() string { return s.dialect.Name }
 // files failing their reads (its WAL index cut short, the disk's I/O
 // errors); a database whose server became a standby answers, but serves no
 // write.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) (err error) {
+	defer named("Ping", &err)
 	for _, db := range []*sql.DB{s.r, s.w} {
 		var n int64
 		if err := db.QueryRowContext(ctx, `SELECT n FROM key_changes WHERE id = 1`).Scan(&n); err != nil {
@@ -174,9 +176,9 @@ func (s *Store) confirmDurable(ctx context.Context) error {
 
 // Close stops the committer (answering the writes still queued) and the
 // key cache's KeySync, then closes the pools and the prepared statements.
-func (s *Store) Close() error {
+func (s *Store) Close() (err error) {
+	defer named("Close", &err)
 	s.folder.close()
-	var err error
 	for _, c := range s.closers {
 		err = errors.Join(err, c.Close())
 	}

@@ -160,7 +160,8 @@ func tagHolders(ctx context.Context, q querier, accountID string, tags []string)
 // TagHolderCounts counts each tag's holders from its bits, in one statement
 // (one snapshot): its chunks by the primary key of tag_bits, its deltas
 // not yet folded by tag_bit_deltas_tag.
-func (s *Store) TagHolderCounts(ctx context.Context, accountID string, tagIDs []string) (map[string]int, error) {
+func (s *Store) TagHolderCounts(ctx context.Context, accountID string, tagIDs []string) (_ map[string]int, err error) {
+	defer named("TagHolderCounts", &err)
 	out := make(map[string]int, len(tagIDs))
 	if len(tagIDs) == 0 {
 		return out, nil

@@ -27,13 +27,14 @@ func scanTag(sc scanner) (domain.Tag, error) {
 // CreateTag inserts t (with a new id when it has none). The insert yields to the unique (name, context) index
 // instead of failing, so that service.CreateTagOnto settles a collision in
 // the same transaction.
-func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, error) {
+func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (_ domain.Tag, _ bool, err error) {
+	defer named("CreateTag", &err)
 	if t.ID == "" {
 		t.ID = domain.NewID(domain.TagIDPrefix)
 	}
 	var out domain.Tag
 	revived := false
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		// Reset: the committer may run this function again (see committer).
 		out, revived = domain.Tag{}, false
 		created := t.DateCreated.UnixMilli()
@@ -71,7 +72,8 @@ func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (domain.Tag, bool, 
 }
 
 // GetTag returns a live tag of the account.
-func (s *Store) GetTag(ctx context.Context, accountID, id string) (*domain.Tag, error) {
+func (s *Store) GetTag(ctx context.Context, accountID, id string) (_ *domain.Tag, err error) {
+	defer named("GetTag", &err)
 	return getLiveTag(ctx, s.reader(), accountID, id)
 }
 
@@ -81,7 +83,8 @@ func getLiveTag(ctx context.Context, q querier, accountID, id string) (*domain.T
 }
 
 // ListTags pages the account's live tags, oldest first.
-func (s *Store) ListTags(ctx context.Context, accountID string, tagContext *string, p domain.PageRequest) ([]domain.Tag, int, error) {
+func (s *Store) ListTags(ctx context.Context, accountID string, tagContext *string, p domain.PageRequest) (_ []domain.Tag, _ int, err error) {
+	defer named("ListTags", &err)
 	var args sqlArgs
 	where := `tags WHERE account_id = ` + args.add(accountID) + ` AND archived_at IS NULL`
 	if tagContext != nil {
@@ -92,9 +95,10 @@ func (s *Store) ListTags(ctx context.Context, accountID string, tagContext *stri
 
 // UpdateTag renames or moves a live tag. A null member leaves its value as
 // it is: a tag always has a name and a context.
-func (s *Store) UpdateTag(ctx context.Context, accountID, id string, patch domain.TagPatch) (*domain.Tag, error) {
+func (s *Store) UpdateTag(ctx context.Context, accountID, id string, patch domain.TagPatch) (_ *domain.Tag, err error) {
+	defer named("UpdateTag", &err)
 	var out, next *domain.Tag
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		cur, err := getLiveTag(ctx, q, accountID, id)
 		if err != nil {
 			return err
@@ -151,7 +155,8 @@ func pairHolder(ctx context.Context, q querier, accountID, name, tagContext stri
 }
 
 // ArchiveTag hides a live tag; its links to persons stay.
-func (s *Store) ArchiveTag(ctx context.Context, accountID, id string, at time.Time) error {
+func (s *Store) ArchiveTag(ctx context.Context, accountID, id string, at time.Time) (err error) {
+	defer named("ArchiveTag", &err)
 	res, err := s.writer().exec(ctx, `UPDATE tags SET archived_at = $1 WHERE account_id = $2 AND id = $3 AND archived_at IS NULL`,
 		at.UnixMilli(), accountID, id)
 	if err != nil {

@@ -69,7 +69,8 @@ func oldestDeltas(ctx context.Context, q querier, table string, chunk int) (last
 // FoldTimelines folds every delta recorded so far, the timelines' and the
 // tag bits', in large transactions. The background folder does this on its
 // own, in small ones; an import calls it so that it leaves no backlog behind.
-func (s *Store) FoldTimelines(ctx context.Context) error {
+func (s *Store) FoldTimelines(ctx context.Context) (err error) {
+	defer named("FoldTimelines", &err)
 	return s.foldAll(ctx, bulkFoldChunk)
 }
 

@@ -19,7 +19,7 @@ type Upserts interface {
 	// first runs before the upsert's transaction. done says the upsert is
 	// over, with err (*p and *created set as it ended); otherwise held,
 	// when set, are the holders of in's identifiers for the transaction
-	// to take (see upsertWrite).
+	// to take (see upsertAndRecord).
 	first(ctx context.Context, s *Store, accountID string, in domain.PersonUpsert, w store.Write,
 		p **domain.Person, created *bool) (held *[]service.Holder, done bool, err error)
 	// together runs a whole batch of items in q, when it can: it reports

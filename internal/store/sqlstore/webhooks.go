@@ -67,7 +67,8 @@ func encodeEvents(events []string) string {
 }
 
 // CreateWebhook stores a new subscription at secret version 1.
-func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) error {
+func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) (err error) {
+	defer named("CreateWebhook", &err)
 	host := ""
 	if w.LocalListener {
 		if w.ListenerHost == "" {
@@ -93,7 +94,8 @@ func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) error {
 }
 
 // GetWebhook returns one subscription of the account.
-func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (*domain.Webhook, error) {
+func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (_ *domain.Webhook, err error) {
+	defer named("GetWebhook", &err)
 	return getWebhook(ctx, s.reader(), accountID, id)
 }
 
@@ -117,15 +119,17 @@ func (s *Store) scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
 }
 
 // ListWebhooks pages the account's subscriptions, oldest first.
-func (s *Store) ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) ([]domain.Webhook, int, error) {
+func (s *Store) ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Webhook, _ int, err error) {
+	defer named("ListWebhooks", &err)
 	return listPage(ctx, s.reader(), webhookColumns, `webhooks WHERE account_id = $1`, `created_at, id`,
 		[]any{accountID}, p, byValue(s.scanWebhook))
 }
 
 // UpdateWebhook applies a validated patch in one transaction.
-func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domain.WebhookUpdate, now time.Time) (*domain.Webhook, error) {
+func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domain.WebhookUpdate, now time.Time) (_ *domain.Webhook, err error) {
+	defer named("UpdateWebhook", &err)
 	var out *domain.Webhook
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		w, err := lockWebhook(ctx, q, accountID, id)
 		if err != nil {
 			return err
@@ -161,7 +165,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 			streak_started_at = $6, streak_failures = $7, updated_at = $8, local_listener = $9, listener_host = $10,
 			signature_scheme = $11
 			WHERE account_id = $12 AND id = $13`,
-			w.Name, w.TargetURL, encodeEvents(w.Events), w.IsActive, nullStr(w.DisabledReason),
+			w.Name, w.TargetURL, encodeEvents(w.Events), w.IsActive, nullable(w.DisabledReason),
 			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), w.LocalListener, w.ListenerHost,
 			w.SignatureScheme, accountID, id)
 		out = w
@@ -172,7 +176,8 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 
 // DeleteWebhook removes a subscription; its deliveries, attempts and
 // retired secrets go with it (ON DELETE CASCADE).
-func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
+func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) (err error) {
+	defer named("DeleteWebhook", &err)
 	res, err := s.writer().exec(ctx, `DELETE FROM webhooks WHERE account_id = $1 AND id = $2`, accountID, id)
 	if err != nil {
 		return err
@@ -186,12 +191,13 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
 // RotateWebhookSecret retires the current secret and installs the next;
 // the retired one stays the subscription's previous secret until
 // overlapUntil.
-func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now, overlapUntil time.Time) (*domain.Webhook, []domain.PendingRound, error) {
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id, secret string, now, overlapUntil time.Time) (_ *domain.Webhook, _ []domain.PendingRound, err error) {
+	defer named("RotateWebhookSecret", &err)
 	var (
 		out    *domain.Webhook
 		rounds []domain.PendingRound
 	)
-	err := s.inTx(ctx, func(q querier) error {
+	err = s.inTx(ctx, func(q querier) error {
 		// Reset: the committer may run this function again (see committer).
 		rounds = nil
 		w, err := lockWebhook(ctx, q, accountID, id)
