@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,13 @@ func openPostgres(ctx context.Context, url string, write bool) (*postgresSide, e
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
+	}
+	// Statements described and run unnamed, as the store runs them
+	// behind a pooler: a statement prepared by name lives on the server
+	// connection the pooler lent, which another client may have prepared
+	// the same name on already (42P05), even inside one transaction.
+	if !strings.Contains(url, "default_query_exec_mode=") {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

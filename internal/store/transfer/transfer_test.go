@@ -415,3 +415,49 @@ func TestFinishesErasureUnderWay(t *testing.T) {
 		t.Fatalf("after the transfer: %d persons, %d purges under way, %d erasures, %d suppressions", persons, purges, erasures, suppressions)
 	}
 }
+
+// TestThroughPgBouncer: a transfer into and out of PostgreSQL behind a
+// transaction-mode pooler (the URL a fleet serves from) migrates, copies
+// and folds there as it does directly: the target holds every row of the
+// source, the timelines and tag bits included, and serves them.
+func TestThroughPgBouncer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bounced := testenv.PgBouncer.NewDatabase(t)
+	src := testenv.SQLite.NewDatabase(t)
+	st := testenv.SQLite.Open(t, src)
+	raw := testenv.SQLite.Raw(t, src)
+	rc := webhooktest.NewReceiver(t)
+	cfg := apitest.DefaultConfig()
+	cfg.Webhook = webhooktest.Settings(rc)
+	accounts := fill(t, apitest.NewOn(t, st, apitest.WithConfig(cfg)), rc, raw)
+	if err := st.(interface{ FoldTimelines(context.Context) error }).FoldTimelines(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := transfer.Run(ctx, transfer.Options{From: src, To: bounced}); err != nil {
+		t.Fatalf("sqlite to postgres through pgbouncer: %v", err)
+	}
+	back := filepath.Join(t.TempDir(), "back.db")
+	if _, err := transfer.Run(ctx, transfer.Options{From: bounced, To: back}); err != nil {
+		t.Fatalf("postgres through pgbouncer to sqlite: %v", err)
+	}
+	pgRaw := testenv.Postgres.Raw(t, testenv.DirectOf(t, bounced))
+	backRaw := testenv.SQLite.Raw(t, back)
+	for _, table := range append(copiedTables, "timeline_counts", "tag_bits") {
+		want := dump(t, raw, table)
+		for name, db := range map[string]*sql.DB{"postgres": pgRaw, "sqlite again": backRaw} {
+			if got := dump(t, db, table); !slices.Equal(got, want) {
+				t.Errorf("%s on %s:\n got %v\nwant %v", table, name, got, want)
+			}
+		}
+	}
+	served := testenv.PgBouncer.Open(t, bounced)
+	for _, acc := range accounts {
+		persons, _, err := served.ListPersons(ctx, acc, domain.PersonSelection{Mode: domain.PersonWindow,
+			Since: time.Unix(0, 0)}, domain.PageRequest{Page: 1, Size: 100})
+		if err != nil || len(persons) != 4 {
+			t.Errorf("the target through the pooler lists %d persons of %s (%v), want the 4 not erased", len(persons), acc, err)
+		}
+	}
+}
