@@ -119,5 +119,5 @@ var Dialect = sqlstore.Dialect{
 	// hashtextextended turns the key into the lock's 64-bit number.
 	AccountLock: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
 	// Any number of instances serve from one database.
-	SharedBudgets: true,
+	Budgets: sqlstore.BudgetsInDatabase,
 }

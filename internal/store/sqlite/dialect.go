@@ -12,6 +12,7 @@ var Dialect = sqlstore.Dialect{
 	ClaimRows:         "",
 	ClaimDeliveryRows: "",
 	InsertParams:      1024,
+	Budgets:           sqlstore.BudgetsInProcess,
 	// Binding a numbered parameter walks the statement's list of names.
 	Statements: sqlstore.BareParams,
 	// SQLite's JSON functions; json_array keeps its JSON subtype only as

@@ -160,10 +160,11 @@ type Dialect struct {
 	// ReadSnapshot opens a read transaction whose statements all see one
 	// snapshot (a list's total and its page must agree).
 	ReadSnapshot *sql.TxOptions
-	// SharedBudgets says that any number of instances may serve from one
-	// database (PostgreSQL), so rate budgets are counted in it; SQLite's
-	// one file has one instance, which counts them in its process.
-	SharedBudgets bool
+	// Budgets is where a key's rate budget is counted: BudgetsInDatabase
+	// where any number of instances may serve from one database
+	// (PostgreSQL), BudgetsInProcess where the one file has one instance
+	// (SQLite).
+	Budgets BudgetPlace
 	// Conflict names the conflict with a concurrent transaction an error
 	// of the engine's driver reports (ConflictDeadlock, ...), after which
 	// the transaction is rolled back whole and may run again; "" for any
@@ -203,3 +204,15 @@ type Dialect struct {
 	// (confirmDurable). Empty where a commit is the whole of durability.
 	Confirm string
 }
+
+// BudgetPlace is where rate budgets are counted (Dialect.Budgets).
+type BudgetPlace int
+
+const (
+	// BudgetsInProcess: one instance serves the database, and counts
+	// budgets in memory, sparing every request a statement.
+	BudgetsInProcess BudgetPlace = iota + 1
+	// BudgetsInDatabase: the instances serving one database count them
+	// in it, together.
+	BudgetsInDatabase
+)

@@ -100,8 +100,8 @@ func (s *Store) BetweenWrites(ctx context.Context, fn func(context.Context, *sql
 }
 
 // SharesBudgets says whether rate budgets are counted in the database
-// (Dialect.SharedBudgets).
-func (s *Store) SharesBudgets() bool { return s.dialect.SharedBudgets }
+// (Dialect.Budgets).
+func (s *Store) SharesBudgets() bool { return s.dialect.Budgets == BudgetsInDatabase }
 
 // Engine names the engine.
 func (s *Store) Engine() string { return s.dialect.Name }
