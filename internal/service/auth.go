@@ -8,18 +8,25 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/store"
 )
 
 // touchEvery bounds how often last_used_at is written, so that reads do not
 // each cost a write.
 const touchEvery = time.Minute
 
+// Keys is what checking a key needs of the store (store.Store has it):
+// declared here, so that the rules need not import the store they rule.
+type Keys interface {
+	KeyByHash(ctx context.Context, hash []byte) (*domain.APIKey, error)
+	TouchKey(ctx context.Context, keyID string, at time.Time) error
+	Classify(err error) error
+}
+
 // Authenticate finds the key whose secret a caller presents and checks that
 // it may act now (spec section 5). The API's bearer header and the
 // console's sign-in both come here, so a key one face refuses the other
 // refuses too.
-func Authenticate(ctx context.Context, st store.Store, secret string, now time.Time) (*domain.APIKey, error) {
+func Authenticate(ctx context.Context, st Keys, secret string, now time.Time) (*domain.APIKey, error) {
 	sum := sha256.Sum256([]byte(secret))
 	return ActiveKey(ctx, st, sum[:], now)
 }
@@ -33,7 +40,7 @@ func Authenticate(ctx context.Context, st store.Store, secret string, now time.T
 // database's string comparison. It records the key's use, at most once a
 // minute. A console session names its key by this hash and comes here on
 // every page, so a revoked or expired key ends it on the next one.
-func ActiveKey(ctx context.Context, st store.Store, hash []byte, now time.Time) (*domain.APIKey, error) {
+func ActiveKey(ctx context.Context, st Keys, hash []byte, now time.Time) (*domain.APIKey, error) {
 	key, err := st.KeyByHash(ctx, hash)
 	if errors.Is(err, domain.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare(key.Hash, hash) != 1) {
 		return nil, &domain.UnauthorizedError{Detail: "The API key is not valid."}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/store"
 )
 
 // KeyRequest describes a key to mint.
@@ -56,9 +55,21 @@ func NewKey(req KeyRequest, now time.Time) (domain.APIKey, string, error) {
 	return k, full, nil
 }
 
+// KeyMinter is what minting a key needs of the store (store.Store has it).
+type KeyMinter interface {
+	GetAccount(ctx context.Context, id string) (*domain.Account, error)
+	CreateKey(ctx context.Context, k domain.APIKey) error
+}
+
+// Bootstrapper is what the first start needs of the store (store.Store
+// has it).
+type Bootstrapper interface {
+	Bootstrap(ctx context.Context, a domain.Account, k domain.APIKey) (bool, error)
+}
+
 // MintKey creates a key for an existing account and returns its secret, the
 // only time it is ever shown.
-func MintKey(ctx context.Context, st store.Store, req KeyRequest, now time.Time) (domain.APIKey, string, error) {
+func MintKey(ctx context.Context, st KeyMinter, req KeyRequest, now time.Time) (domain.APIKey, string, error) {
 	if _, err := st.GetAccount(ctx, req.AccountID); err != nil {
 		return domain.APIKey{}, "", err
 	}
@@ -77,7 +88,7 @@ const DefaultAccountID = "acc_default"
 
 // Bootstrap makes account "default" and one key with every scope when the
 // database is empty. It returns the key's secret, or "" when nothing was made.
-func Bootstrap(ctx context.Context, st store.Store, now time.Time) (domain.APIKey, string, error) {
+func Bootstrap(ctx context.Context, st Bootstrapper, now time.Time) (domain.APIKey, string, error) {
 	name := "bootstrap"
 	k, full, err := NewKey(KeyRequest{AccountID: DefaultAccountID, Scopes: domain.AllScopes, Name: &name}, now)
 	if err != nil {
