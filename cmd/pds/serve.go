@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pds-dev/pds/internal/clock"
-	"github.com/pds-dev/pds/internal/console"
 	"github.com/pds-dev/pds/internal/httpapi"
+	"github.com/pds-dev/pds/internal/instance"
 	"github.com/pds-dev/pds/internal/metrics"
 	"github.com/pds-dev/pds/internal/outage"
 	"github.com/pds-dev/pds/internal/ratelimit"
@@ -190,7 +190,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		ClientAddressHeader: http.CanonicalHeaderKey(cfg.clientAddressHeader),
 		ChangeRetention:     cfg.changeRetention,
 	}
-	apiCfg := httpapi.Config{Settings: shared}
+	parts := instance.Parts{Settings: shared, Store: st, Clock: clk, Log: log}
 	var observer webhook.Observer
 	if metricsLn != nil {
 		m := metrics.New()
@@ -201,7 +201,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		if r, ok := st.(metrics.RetrySource); ok {
 			m.WatchRetries(r)
 		}
-		apiCfg.Metrics, observer = m, m
+		parts.Metrics, observer = m, m
 		failures.Observe(m)
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
@@ -213,9 +213,7 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 	if pprofLn != nil {
 		defer servePprof(pprofLn, log)()
 	}
-	limiter := ratelimit.For(st)
-	apiCfg.Console = console.New(console.Config{Settings: shared}, st, clk, limiter, log).Handler()
-	srv := httpapi.New(apiCfg, st, clk, limiter, log)
+	srv := instance.New(parts)
 
 	stopWebhooks, err := startWebhooks(st, webhook.PersonRenderer{Persons: st, PublicURL: cfg.publicURL}, clk, hooks, log, observer, outages)
 	if err != nil {

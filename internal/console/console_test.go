@@ -16,7 +16,7 @@ import (
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/console"
 	"github.com/pds-dev/pds/internal/domain"
-	"github.com/pds-dev/pds/internal/httpapi"
+	"github.com/pds-dev/pds/internal/instance"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/serving"
@@ -59,8 +59,7 @@ func newEnvOn(t *testing.T, st store.Store, hooks webhook.Settings, failures *ra
 		failures = ratelimit.NewFailures(serving.DefaultAuthFailureLimit)
 	}
 	shared := serving.Settings{PublicURL: "https://pds.test", Webhook: hooks, WebhookWindow: time.Minute, AuthFailures: failures}
-	cons := console.New(console.Config{Settings: shared}, st, clk, lim, log)
-	api := httpapi.New(httpapi.Config{Settings: shared, Console: cons.Handler()}, st, clk, lim, log)
+	api := instance.New(instance.Parts{Settings: shared, Store: st, Clock: clk, Limiter: lim, Log: log})
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(hs.Close)
 	return &env{t: t, st: st, clock: clk, url: hs.URL, hooks: hooks}

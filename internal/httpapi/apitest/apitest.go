@@ -16,6 +16,7 @@ import (
 	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/httpapi"
+	"github.com/pds-dev/pds/internal/instance"
 	"github.com/pds-dev/pds/internal/ratelimit"
 	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/serving"
@@ -83,7 +84,8 @@ func NewOn(t testing.TB, st store.Store, opts ...Option) *Env {
 	if o.log != nil {
 		log = slog.New(slog.NewJSONHandler(o.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv := httpapi.New(o.cfg, st, o.clock, o.limiter, log)
+	// The console is mounted as pds serve mounts it (internal/instance).
+	srv := instance.New(instance.Parts{Settings: o.cfg.Settings, Store: st, Clock: o.clock, Limiter: o.limiter, Log: log, Metrics: o.cfg.Metrics})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return &Env{T: t, Store: st, Clock: o.clock, Server: srv, HTTP: hs, Config: o.cfg}
