@@ -8,9 +8,10 @@ import (
 // readAhead runs seq in a goroutine of its own, up to two batches of batch
 // items ahead of the caller, and hands its items over in order, an error
 // after the items before it. The second pass of pds import persons decodes
-// its lines this way (some 5 s of a million lines on one core), beside the
-// store's writes instead of between them. A caller that stops early stops
-// seq too, and nothing is left running when the sequence returns.
+// its lines this way, beside the store's writes instead of between them:
+// decoding a large import's lines keeps a core busy for a while. A caller
+// that stops early stops seq too, and nothing is left running when the
+// sequence returns.
 func readAhead[T any](seq iter.Seq2[T, error], batch int) iter.Seq2[T, error] {
 	type part struct {
 		items []T

@@ -41,13 +41,13 @@ func settle(ctx context.Context, engine, database string, srv *process, logf fun
 	if engine != "postgres" {
 		return nil
 	}
-	// The seed dirtied gigabytes of pages that no measured request wrote.
+	// The seed dirtied a great many pages that no measured request wrote.
 	// Left to the background checkpoint, their write-back and its final
-	// fsync land on whichever row runs then, and stall its commits; a full
-	// run measured that as the Append Breadcrumb p99 doubling. Settle it
-	// first, for steadiness: a checkpoint writes pages back and changes no
-	// statistics or plan. CHECKPOINT needs the pg_checkpoint role; without
-	// it the run goes on unsettled.
+	// fsync land on whichever row runs then, and stall its commits, which
+	// shows in that row's p99 (Append Breadcrumb's, in a full run). Settle
+	// it first, for steadiness: a checkpoint writes pages back and changes
+	// no statistics or plan. CHECKPOINT needs the pg_checkpoint role;
+	// without it the run goes on unsettled.
 	t0 = time.Now()
 	if _, err := db.ExecContext(ctx, `CHECKPOINT`); err != nil {
 		logf("not settled: CHECKPOINT failed (%v); the seed's write-back may land on a row", err)

@@ -13,8 +13,8 @@ import (
 // smallPNG re-encodes a screenshot in at most 256 colours, the commonest
 // of the picture, each other pixel as its nearest: a console page is a few
 // flat colours and the anti-aliasing of its text, so the pictures kept in
-// docs/console cost a third of what the browser's true-colour ones do,
-// with no change the eye sees.
+// docs/console are much smaller than the browser's true-colour ones, with
+// no change the eye sees.
 func smallPNG(raw []byte) ([]byte, error) {
 	img, err := png.Decode(bytes.NewReader(raw))
 	if err != nil {

@@ -32,8 +32,8 @@ func (t Time) MarshalJSON() ([]byte, error) {
 
 // AppendTime appends t in TimeLayout, as t.UTC().AppendFormat(dst,
 // TimeLayout) does, without the layout's parsing: every person written out
-// has two times, and the layout's interpretation took a tenth of a
-// compact person's encoding. A year outside 0-9999 is left to
+// has two times, and interpreting the layout for each was a noticeable part
+// of encoding a compact person. A year outside 0-9999 is left to
 // AppendFormat.
 func AppendTime(dst []byte, t time.Time) []byte {
 	t = t.UTC()

@@ -107,10 +107,10 @@ func (d *dispatcher) bound() int { return min(d.w.s.PerSubscription, d.w.s.Concu
 // Eight times the slots: half of it (makerCap) is what closing bursts may
 // queue without a claim, and at defaults (512 of 1,024) that covers a
 // quick receiver for the time between two closing transactions. At four
-// times (128 of 256) the queue ran dry between them and half the
-// deliveries of a backlog waited for a claim of their own, a write
-// transaction each: pdsbench's delivery row went from 5,260-5,519 to
-// 6,209-6,223 deliveries a second on SQLite, interleaved.
+// times (128 of 256) the queue ran dry between them and many deliveries
+// of a backlog waited for a claim of their own, a write transaction each,
+// which held pdsbench's delivery row on SQLite well below its rate at
+// eight.
 func (d *dispatcher) maxClaimed() int { return 8 * d.w.s.Concurrency }
 
 // holding is how many claimed deliveries are queued or in flight; the

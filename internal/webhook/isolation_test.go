@@ -129,8 +129,8 @@ func TestASlowAndABlackHoledReceiverDelayOnlyTheirOwnSubscriptions(t *testing.T)
 // after what the worker may hold of A's when B's are claimed (its whole
 // room, 8 × Concurrency), a turn of A's three subscriptions before each of
 // B's three, and A's attempts in flight (Concurrency): 16 + 12 + 2 = 30th.
-// Measured, B's last came 9th to 14th in most runs, 19th to 21st in some
-// and 24th in 4 of 100 on SQLite, which the tighter 8 + 12 + 2 (only half
+// In practice B's last comes well before that bound in most runs, but on
+// SQLite now and then late enough that the tighter 8 + 12 + 2 (only half
 // the room held, makerCap) failed; why it can come that late is not known.
 func TestClaimsTakeAccountsInTurn(t *testing.T) {
 	t.Parallel()

@@ -76,11 +76,11 @@ var Dialect = sqlstore.Dialect{
 	// position and the batch's own start: the xip branch descends the index
 	// once per transaction listed, the other from the base's xmax or the
 	// position. Given the position and a separate bound on xid, the index
-	// scan starts at the position and walks every entry between them (at
-	// 100k entries a page from the head read 1,663 pages for 100 rows;
-	// with a filter on the xip list, the whole feed for none). The page is
-	// ordered by the entries' xid8 (e.xid), never by the text the select
-	// list makes of it, which sorts "1000" before "999".
+	// scan starts at the position and walks every entry between them (a
+	// page from the head of a long feed read a great many index pages for
+	// its rows; with a filter on the xip list, the whole feed for none).
+	// The page is ordered by the entries' xid8 (e.xid), never by the text
+	// the select list makes of it, which sorts "1000" before "999".
 	Changes: sqlstore.ChangeFeed{
 		Page: `SELECT person_id, xid::text, seq, changed_at, deleted, merged_into FROM (
 			(SELECT c.* FROM pg_snapshot_xip(COALESCE(NULLIF($2, ''), '1:1:')::pg_snapshot) AS x(xid)

@@ -219,9 +219,9 @@ func connConfig(url string) (*pgx.ConnConfig, error) {
 // (QueryExecModeCacheStatement: each planned once per connection), for a
 // url whose connections are each a session of their own on the server,
 // unless the URL chooses a default_query_exec_mode. Described and run
-// unnamed, every statement is planned anew at each run: Get Person served
-// 30% fewer requests so (7.3k against 5.1k req/s, 64 connections, a
-// million persons). Behind a pooler the statements stay unnamed.
+// unnamed, every statement is planned anew at each run, which costs Get
+// Person a large share of its throughput. Behind a pooler the statements
+// stay unnamed.
 func nameStatements(url string, cfg *pgx.ConnConfig) {
 	if _, q, err := parseURL(url); err == nil && !q.Has("default_query_exec_mode") {
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
@@ -251,12 +251,10 @@ func ownsSession(ctx context.Context, cfg *pgx.ConnConfig) (bool, error) {
 // PoolSize is the most connections an instance opens for its queries:
 // four per CPU it runs on, at least eight. Every connection is a server
 // process, and past a few per core they only take turns on the same
-// cores: on a 2-core machine with the server alongside, Get Person at 64
-// client connections served 4.5k req/s with 10 connections, 3.9k with 20,
-// 2.8k with 32 and 0.65k with 64, and 32 concurrent upserts were as fast
-// with 8 to 20 connections as with more (go test -bench, interleaved runs,
-// medians). The pool keeps them all open when idle: a new connection
-// costs the server a process.
+// cores: Get Person served fewer requests the more connections the pool
+// had beyond that, and concurrent upserts gained nothing from more. The
+// pool keeps them all open when idle: a new connection costs the server a
+// process.
 func PoolSize() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
 // Migrate applies the migrations to the database at url.

@@ -11,8 +11,8 @@ import (
 // TestReorderLooksUpEachListedPerson: the statements that put a batch's
 // or an import's persons at the end of the feed walk the list and find
 // each entry by its key. An UPDATE ... FROM the list scanned the account's
-// whole feed instead, once per chunk, with the list inside: a 20,000-person
-// import took minutes, a million-person one would not have ended.
+// whole feed instead, once per chunk, with the list inside: a modest import
+// took far too long, and a large one would not have ended.
 func TestReorderLooksUpEachListedPerson(t *testing.T) {
 	t.Parallel()
 	path := testenv.SQLite.NewDatabase(t)

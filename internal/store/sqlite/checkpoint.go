@@ -28,9 +28,9 @@ import (
 //   - The WAL's length is watched every watchEvery through the WAL index's
 //     header, which every commit rewrites (walIndex.frames, a read of
 //     shared memory), so that a burst of writes starts the catch-up as soon
-//     as it passes restartFrames rather than at the next tick: under 16
-//     writers the WAL took 8,000-10,000 frames (35-40 MB) a second, and at
-//     one look a second it reached 90-140 MB before each restart.
+//     as it passes restartFrames rather than at the next tick: under many
+//     writers the WAL grows fast, and looked at only once a tick it grew to
+//     several times restartFrames before each restart.
 //
 // The RESTART holds the write lock while it copies and syncs, so it runs on
 // the writer's own connection, between two of its transactions

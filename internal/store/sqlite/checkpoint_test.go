@@ -94,9 +94,8 @@ func TestWriterLeavesCheckpointsToTheCheckpointer(t *testing.T) {
 // which the writers read after each of their commits, within the test's
 // one deadline.
 func TestWALStartsOverWhileWritesGoOn(t *testing.T) {
-	// Under -race beside four busy loops on two cores the test took 36-46
-	// s: the deadline is for a test that would never end, not for a slow
-	// one.
+	// Under -race on a busy machine the test takes a long while: the
+	// deadline is for a test that would never end, not for a slow one.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "pds.db")

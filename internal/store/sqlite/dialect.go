@@ -53,7 +53,7 @@ var Dialect = sqlstore.Dialect{
 	ImportOrds: `WITH RECURSIVE o(ord) AS (SELECT COALESCE(MAX(ord), 0) + 1 FROM persons
 		UNION ALL SELECT ord + 1 FROM o LIMIT $1) SELECT ord FROM o`,
 	// An erasure takes turns with the server's writes, a chunk of
-	// breadcrumbs at a time (about 8 ms each).
+	// breadcrumbs at a time, each chunk a short hold of the write lock.
 	EraseChunk: 1000,
 	// The import takes turns with the server's writes, a chunk at a time.
 	Import:        sqlstore.ImportInChunks,
@@ -71,9 +71,9 @@ var Dialect = sqlstore.Dialect{
 		Head: `SELECT '', COALESCE(MAX(seq), 0) FROM person_changes WHERE account_id = $1`,
 		// An upsert driven by the list, not an UPDATE ... FROM: for that
 		// join the planner scans the account's whole feed and the list
-		// for each entry (a 20,000-person import took minutes). Every
-		// person of the list has its entry already, written by the
-		// triggers in this transaction.
+		// for each entry, which made even a modest import take far too
+		// long. Every person of the list has its entry already, written by
+		// the triggers in this transaction.
 		Reorder: []string{
 			`INSERT INTO person_changes (account_id, person_id, seq, changed_at)
 			SELECT $1, j.value, (SELECT n FROM change_seq) + 1 + j.key, 0 FROM json_each($2) j WHERE true

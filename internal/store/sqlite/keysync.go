@@ -25,7 +25,8 @@ import (
 // Concurrent requests share reads (sqlstore.SharedRead), as PostgreSQL's
 // key caches share their round trips: under load a read answers every
 // request that came in while the last one ran, instead of each request
-// paying a read transaction of its own (a tenth of a Get Person's CPU).
+// paying a read transaction of its own, a noticeable part of a Get
+// Person's CPU.
 type changeCounter struct {
 	st    *sqlstore.Store
 	r     *sql.DB
@@ -94,8 +95,9 @@ func (c *changeCounter) letGo() {
 // Sync returns once a read of the counter that started after it was
 // called has emptied the cache if the counter moved, or at once when
 // nothing at all was committed since the last read began: that read is as
-// good as one that starts now. Under a load of reads the counter's read
-// took two fifths of Get Person's time in the handler, read after read.
+// good as one that starts now. Under a load of reads the counter's read,
+// made read after read, took a large share of Get Person's time in the
+// handler.
 func (c *changeCounter) Sync(ctx context.Context) error {
 	if h, ok := c.wal.header(); ok {
 		c.mu.Lock()

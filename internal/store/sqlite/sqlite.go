@@ -169,7 +169,7 @@ func dsn(path string, readOnly bool, busyMS int) string {
 	// A statement that writes many rows (an import's multi-row INSERTs)
 	// keeps the pages it changes in a statement journal, to undo itself if
 	// it fails; past 64 KiB SQLite moves that journal to a temporary file,
-	// which cost an import a third of its time in writes.
+	// whose writes cost an import a large share of its time.
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if readOnly {
 		q.Add("_pragma", "query_only(ON)")

@@ -127,7 +127,7 @@ type Dialect struct {
 	// before its statements, so that the planner joins the tags' index
 	// ranges by merging them in list order. Estimating one account that
 	// fills the table, PostgreSQL would rather hash two sequential scans,
-	// which at a million persons costs several times the merge.
+	// which in a large account costs far more than the merge.
 	MergeJoinTags string
 	// JoinsAsWritten, when set, is run in a read transaction before
 	// statements whose joins are written in the order to walk them, each

@@ -23,10 +23,10 @@ import (
 // The first chunk that leaves breadcrumbs behind writes an erasure_purges
 // row in its own commit: a crash between chunks leaves that row, and
 // FinishErasures (run as the store opens) completes the erasure, so the
-// person ends erased, never half. While the chunks run (well under a
-// second for ten thousand breadcrumbs), a concurrent reader sees the
-// person with fewer breadcrumbs, as it would see any write in progress;
-// the erasure is answered only once the last chunk has committed.
+// person ends erased, never half. While the chunks run (briefly, even for
+// a person with many breadcrumbs), a concurrent reader sees the person
+// with fewer breadcrumbs, as it would see any write in progress; the
+// erasure is answered only once the last chunk has committed.
 
 // ErasePerson erases a person (see store.Erasures).
 func (s *Store) ErasePerson(ctx context.Context, accountID, personID string, in domain.EraseRequest, w store.Write) (_ domain.Erasure, err error) {

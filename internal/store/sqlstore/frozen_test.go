@@ -16,7 +16,7 @@ import (
 // TestFrozenDatabaseEndsATransactionAtItsDeadline: a statement a
 // transaction prepares on its connection, while PostgreSQL is frozen, ends
 // with the caller's context; before, the prepare ignored it and held the
-// request until the database woke (an answer of 10 s in the fault test).
+// request until the database woke, as the fault test found.
 func TestFrozenDatabaseEndsATransactionAtItsDeadline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a cluster of the test's own; skipped with -short")

@@ -15,7 +15,8 @@ import (
 // each one given is searched on its own index and nothing walks the
 // account's persons (with
 // "external_id = ? OR email_norm = ? OR f_id = ?" SQLite scanned the whole
-// account through persons_last_seen, 0.5 s an upsert at a million persons).
+// account through persons_last_seen, which in a large account made every
+// upsert slow).
 func TestIdentifierLookupPlan(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rs := openCounting(t, eng)
@@ -128,7 +129,7 @@ func toString(v any) string {
 // items name probes each identifier's unique index, even for an account
 // that grew after the statistics were taken, which the planner then thinks
 // holds a handful of rows (an IN list read the account's whole range of
-// persons_account_id instead: 300 ms a batch at 150,000 persons). Only
+// persons_account_id instead, which made every batch slow). Only
 // PostgreSQL locks holders; SQLite's one writer needs no lock.
 func TestHoldersLockPlanOnAGrownAccount(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {

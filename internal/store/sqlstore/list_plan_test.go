@@ -337,8 +337,8 @@ var (
 // condition, whose index is on the line before. The filter always bounds
 // last_seen_at (the window's since); a read without that bound walks every
 // holder of a tag. (So did the tags of a page and of a lookup, planned on
-// a person_tags PostgreSQL had never analyzed: half a second for a page at
-// a million persons, where person_tags_pkey reads them in 0.2 ms.)
+// a person_tags PostgreSQL had never analyzed: in a large account a page
+// took far longer than person_tags_pkey takes to read them.)
 var tagRead = regexp.MustCompile(`^SEARCH \w+ USING (?:COVERING )?INDEX person_tags_seen (\(.*\))$|^Index Cond: (.*)$`)
 
 // listSort matches a sort of a list's rows, which an index must deliver in order.

@@ -14,9 +14,9 @@ import (
 // item sees the ones before it.
 //
 // A savepoint is not free: SQLite copies every page changed under it into
-// its statement journal, which costs a batch of new persons about two
-// thirds of its time, whether the savepoint is an item's or the one the
-// group committer puts around each caller. So the batch first runs alone in
+// its statement journal, which costs a batch of new persons most of its
+// time, whether the savepoint is an item's or the one the group committer
+// puts around each caller. So the batch first runs alone in
 // its transaction (runAlone: no savepoint at all), and only when an item is
 // refused, or loses a race on an identifier, is that transaction rolled
 // back and the batch run again in a new one, each item in its own

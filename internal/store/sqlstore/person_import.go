@@ -122,7 +122,7 @@ func (s *Store) importAtOnce(ctx context.Context, im *personImporter, lines iter
 // importYield is how long an import that commits chunk by chunk leaves the
 // write lock free after each chunk, for the writes waiting for it (which
 // poll for it every beginPoll, see committer.begin). A million lines are
-// some two thousand chunks: two seconds of an import of a minute.
+// some two thousand chunks: two seconds, a small part of such an import.
 const importYield = time.Millisecond
 
 // importInChunks writes the lines a chunk at a time, each chunk in a
@@ -538,8 +538,8 @@ func (im *personImporter) flush() error {
 // persons timeline, one delta per last-seen time (one for a chunk of new
 // persons, which share the import's time), and the tag bits of the links, by
 // the ords the import gave. Per person and per link, those triggers and
-// the folds of their deltas made a million-line import some 15% slower
-// each, and on PostgreSQL a fold running meanwhile on another instance
+// the folds of their deltas each made a large import noticeably slower,
+// and on PostgreSQL a fold running meanwhile on another instance
 // stepped over each uncommitted delta every second. The marker lives only
 // between statements of this transaction, which no other write shares
 // (inTxOnce), so no other write ever sees it, and a failure in between
@@ -688,10 +688,10 @@ func (im *personImporter) attachTags(personID string, tags []string) (bool, erro
 // table that was empty then has none, every index led by account_id looks as
 // good as another, and PostgreSQL picked persons_last_seen (an index it has
 // no more: migration 00200) for the identifier lookups, so each read every
-// person imported so far (20,000 persons took 107 s). Fresh statistics
-// invalidate those plans, and as the table grows the unique indexes win by
-// more. SQLite's planner needs no statistics for these lookups
-// (TestIdentifierLookupPlan).
+// person imported so far, and the import's time grew with the square of
+// its size. Fresh statistics invalidate those plans, and as the table grows
+// the unique indexes win by more. SQLite's planner needs no statistics for
+// these lookups (TestIdentifierLookupPlan).
 func (s *Store) analyzePersons(ctx context.Context, q querier) error {
 	if s.dialect.AnalyzePersons == "" {
 		return nil

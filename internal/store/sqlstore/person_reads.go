@@ -40,8 +40,8 @@ func scanPerson(sc scanner) (domain.Person, error) {
 	// The profile columns are written outside the API; a malformed address
 	// shows as unknown rather than failing every read of the person. Most
 	// persons have none ('{}', the column's default), which decodes to the
-	// zero Address without a decoder's price (a tenth of a Get Person's
-	// CPU on PostgreSQL).
+	// zero Address without a decoder's price (a noticeable part of a Get
+	// Person's CPU on PostgreSQL).
 	if address != "{}" {
 		_ = json.Unmarshal([]byte(address), &p.Address)
 	}

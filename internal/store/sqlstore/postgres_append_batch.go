@@ -10,14 +10,13 @@ import (
 // breadcrumb for the holder of its one identifier is one statement
 // (appendToHolder), but each statement is also a commit, and under
 // concurrent appends the commits waited on the write-ahead log's flush far
-// more than on anything else: at 1M persons with 32 connections, 80% of
-// the samples of the appending backends waited on WALWrite or WALSync,
-// a flush carried 2.3 commits and an append took 4.9 ms on its
-// connection, so that the pool's eight connections, not the server, set
-// the rate. The appender runs the calls that arrive while a batch is under
-// way as one statement, one commit and one flush for all of them, and
-// answers each once that commit is done: an acknowledged breadcrumb is
-// exactly as durable as before.
+// more than on anything else: most samples of the appending backends
+// waited on WALWrite or WALSync, a flush carried only a few commits, and an
+// append held its connection so long that the pool's connections, not the
+// server, set the rate. The appender runs the calls that arrive while a
+// batch is under way as one statement, one commit and one flush for all of
+// them, and answers each once that commit is done: an acknowledged
+// breadcrumb is exactly as durable as before.
 //
 // A batch that fails (a holder erased meanwhile, a lock it waited on for
 // longer than batchLockTimeout) commits nothing, and each of its calls
@@ -47,10 +46,9 @@ type appendCall struct {
 
 // appender gathers appendCalls into batches (batcher), one batch at a
 // time, as the creator's: a second worker, idle while the first's batch
-// was at the server, took the next call alone. Row 8 of pdsbench at 1M
-// persons, in turns: 2,317 and 2,273 appends a second with one worker (pds
-// CPU 145 and 150 µs an append, p99 55 and 56 ms), 2,365 and 2,211 with
-// two (175 and 186 µs, p99 113 and 67 ms).
+// was at the server, took the next call alone: in pdsbench's Append
+// Breadcrumb row, two workers served no more appends than one, at more of
+// pds's CPU per append and a higher p99.
 type appender struct {
 	s *Store
 	*batcher[*appendCall]

@@ -14,11 +14,11 @@ import (
 // Creating persons together. On PostgreSQL each new person is one
 // statement (createUnlessHeld) and one commit, and under concurrent upserts
 // the commits wait on the write-ahead log's flush far more than on anything
-// else: measured at 1M persons, a flush carried two commits on average. The
-// creator runs the createUnlessHeld calls that arrive while others are
-// under way as one statement per batch, so a batch of persons shares one
-// commit and one flush, and each caller is answered once that commit is
-// done: an acknowledged person is exactly as durable as before.
+// else, and a flush carried only a few commits. The creator runs the
+// createUnlessHeld calls that arrive while others are under way as one
+// statement per batch, so a batch of persons shares one commit and one
+// flush, and each caller is answered once that commit is done: an
+// acknowledged person is exactly as durable as before.
 //
 // A batch that fails (a concurrent create of the same identifier, or two
 // calls of the batch holding one) commits nothing; each of its calls then
@@ -27,11 +27,11 @@ import (
 //
 // Batches run one at a time. Batches in flight together wait on each
 // other's new unique index entries when their persons share an identifier,
-// and four at once served fewer creates than one (row 2 of pdsbench at 1M
-// persons: 3,223 and 2,890 against 4,170 and 3,725 req/s, interleaved). So
-// that one batch cannot hold every create up behind a lock (an import's
-// transaction holding an identifier it inserted), a batch waits for a lock
-// at most 100 ms (batchLockTimeout) before it fails and its calls run alone.
+// and four at once served fewer creates than one (pdsbench's sustained new
+// upserts row). So that one batch cannot hold every create up behind a
+// lock (an import's transaction holding an identifier it inserted), a
+// batch waits for a lock at most 100 ms (batchLockTimeout) before it fails
+// and its calls run alone.
 
 // maxCreateBatch bounds the persons of one statement.
 const maxCreateBatch = 64

@@ -24,12 +24,10 @@ const maxGetBatch = 64
 
 // The fetcher runs one batch at a time (batcher): the calls that arrive
 // while a batch is at the server wait for it and go together next, where a
-// second worker took many of them alone, a statement each. Row 6 of
-// pdsbench at 1M persons, by wrk, in turns: 0.291 and 0.305 of the bare
-// handler with one worker (server CPU 71 and 66 µs a request, p99 11.8 and
-// 9.9 ms), 0.280 and 0.281 with two (83 and 75 µs, 13.4 and 11.4 ms).
-// Measured before the key cache listened, one and two had served alike
-// (0.297 and 0.301 against 0.277 and 0.301).
+// second worker took many of them alone, a statement each: in pdsbench's
+// Get Person row, two workers served a little less than one, at more of
+// the server's CPU per request and a higher p99. (Before the key cache
+// listened, one and two had served alike.)
 
 // getCall is one Get Person waiting for its batch.
 type getCall struct {

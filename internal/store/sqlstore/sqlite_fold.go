@@ -17,8 +17,8 @@ var FoldAlone = foldAlone
 //
 // The deltas are summed per bucket here, not by a GROUP BY: SQLite groups
 // by sorting a row per delta and level, and its comparisons made that sort
-// some 50 µs per delta, on the writer every other write waits for, as much
-// as the rest of creating a person. A chunk of a sustained load has a few
+// cost about as much per delta as the rest of creating a person, on the
+// writer every other write waits for. A chunk of a sustained load has a few
 // deltas a millisecond, so its buckets are far fewer than its deltas.
 func foldAlone(ctx context.Context, q querier, last int64) error {
 	sums, err := bucketSums(ctx, q, last)

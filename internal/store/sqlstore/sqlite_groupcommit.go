@@ -26,12 +26,12 @@ import (
 // work, so such a caller runs alone (runAlone): without a savepoint, in a
 // transaction that only other such callers queued with it share (each one's
 // error rolls it back whole, and each runs again in a transaction of its
-// own). For the many small callers of a batch it is about a tenth of the
-// writer's time, and most batches have no caller that fails, so a batch
-// runs first without savepoints (optimistic): should any caller fail, or
-// panic, the transaction is rolled back whole, nothing of it committed, and
-// the batch runs again with a savepoint per caller (runGuarded), as do the
-// next few batches.
+// own). For the many small callers of a batch it is a smaller but still
+// noticeable part of the writer's time, and most batches have no caller
+// that fails, so a batch runs first without savepoints (optimistic):
+// should any caller fail, or panic, the transaction is rolled back whole,
+// nothing of it committed, and the batch runs again with a savepoint per
+// caller (runGuarded), as do the next few batches.
 //
 // So a caller's function may run more than once, each run but the last
 // rolled back: it must set what it hands back afresh on every run. One

@@ -26,13 +26,12 @@ func (d Dialect) personImportTablesOf() []string {
 
 // analyzeTables brings the planner's statistics of tables up to date after a
 // bulk write has committed (Dialect.AnalyzeTables), and returns how long that
-// took. PostgreSQL plans on what ANALYZE last measured: right after an import
-// of a million persons into tables it had never analyzed, it read the tags of
-// a page of List Persons, and of a lookup, through every holder of each tag,
-// and a page took half a second until autovacuum caught up (a minute or so
-// with its defaults, never with it off). Run outside the import's
-// transaction, the ANALYZE of each table commits on its own, and no write
-// waits for it.
+// took. PostgreSQL plans on what ANALYZE last measured: right after a large
+// import into tables it had never analyzed, it read the tags of a page of
+// List Persons, and of a lookup, through every holder of each tag, and
+// pages were slow until autovacuum caught up (a minute or so with its
+// defaults, never with it off). Run outside the import's transaction, the
+// ANALYZE of each table commits on its own, and no write waits for it.
 func (s *Store) analyzeTables(ctx context.Context, tables []string) (time.Duration, error) {
 	if s.dialect.AnalyzeTables == "" {
 		return 0, nil

@@ -98,7 +98,7 @@ type folder struct {
 	// folder waits: it could not fold the import's deltas before the
 	// import commits, and on PostgreSQL each fold's walk to the oldest
 	// deltas stepped over every one of them still uncommitted, a heap
-	// visibility check each, which kept a core busy through a 1M import.
+	// visibility check each, which kept a core busy through a large import.
 	// The import folds what it wrote when it has committed.
 	imports atomic.Int32
 }
