@@ -22,11 +22,11 @@
 //     the burst's event. Every person is rendered once, before the
 //     transaction (PersonRenderer.RenderMany: the account's custom fields
 //     read once, the persons together), since rendering inside it would take
-//     a second connection while writers wait for the rows it holds; for an
-//     account whose last close had no listeners it is not, and a transaction
-//     that finds one after all is given up (errRenderFirst) and run again
-//     with its persons rendered. A batch that fails is closed again burst by
-//     burst (store.CloseBurst).
+//     a second connection while writers wait for the rows it holds. An
+//     account whose last close had no listeners is not rendered; should its
+//     transaction find one after all, it is given up (errRenderFirst) and
+//     run again with its persons rendered. A batch that fails is closed
+//     again burst by burst (store.CloseBurst).
 //  2. Dispatching (dispatch.go). Settings.Concurrency attempt slots, at most
 //     Settings.PerSubscription of them for one subscription, and a slot goes
 //     to the next queued delivery the moment it frees: no batch waits for its
