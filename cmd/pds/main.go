@@ -1,5 +1,3 @@
-// Command pds serves the Public Data Service API and carries its
-// administrative commands.
 package main
 
 import (

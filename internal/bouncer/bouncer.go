@@ -1,8 +1,5 @@
 //go:build linux
 
-// Package bouncer runs Debian's pgbouncer in transaction mode in front of a
-// PostgreSQL server, for the tests and the benchmark: the pooler operators
-// put between a fleet of pds instances and their database.
 package bouncer
 
 import (

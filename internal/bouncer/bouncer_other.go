@@ -1,7 +1,5 @@
 //go:build !linux
 
-// Package bouncer runs Debian's pgbouncer in front of a PostgreSQL server,
-// for the tests and the benchmark; on Linux only.
 package bouncer
 
 import (

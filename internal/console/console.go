@@ -1,10 +1,3 @@
-// Package console is the second face of the service: server-rendered pages
-// at /console over the same account data the API serves. A console session
-// acts as one API key: its account, its scopes, its rate budget, through
-// the same service functions and store methods as the API, so that no rule
-// is written twice. The pages load nothing from elsewhere and run no
-// script: their stylesheet is embedded, and the Content-Security-Policy
-// allows only it.
 package console
 
 import (

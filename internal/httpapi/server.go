@@ -1,5 +1,3 @@
-// Package httpapi is the REST interface: routes on the standard ServeMux,
-// bearer-key authentication, scopes, rate limits and problem+json errors.
 package httpapi
 
 import (

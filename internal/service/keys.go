@@ -1,5 +1,3 @@
-// Package service holds the rules of the spec that span more than one store
-// call or that the command line and the HTTP API share.
 package service
 
 import (

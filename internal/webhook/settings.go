@@ -1,7 +1,3 @@
-// Package webhook delivers person events to subscribers: it closes bursts
-// of changes into deliveries, signs and sends them through a client that
-// only reaches public addresses, and applies the retry and deactivation
-// policy (decisions.md section 8).
 package webhook
 
 import (

@@ -1,5 +1,3 @@
-// Package postgres is the engine for deployments that outgrow one machine:
-// any number of instances share one database.
 package postgres
 
 import (

@@ -1,5 +1,3 @@
-// Package sqlite is the embedded engine: one file, one writer connection and
-// a pool of read-only connections, in WAL mode.
 package sqlite
 
 import (

@@ -7,9 +7,9 @@ import (
 )
 
 // What the batches of calls share: the fetcher's Get Person batches
-// (person_get_batch.go), the creator's new persons
-// (person_create_batch.go) and the appender's breadcrumbs
-// (breadcrumb_append_batch.go).
+// (postgres_get_batch.go), the creator's new persons
+// (postgres_create_batch.go) and the appender's breadcrumbs
+// (postgres_append_batch.go).
 
 // gather waits for a first call, then takes every call already waiting, up
 // to max in all; false once quit is closed.

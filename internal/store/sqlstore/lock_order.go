@@ -39,7 +39,7 @@ import (
 // batch's close never waits for one a writer holds (lockBursts skips it;
 // the worker closes it on its own afterwards, waiting then for that row
 // alone), then subscriptions FOR SHARE by id, then inserts deliveries. The
-// appender's batches (breadcrumb_append_batch.go) update their persons in
+// appender's batches (postgres_append_batch.go) update their persons in
 // the plan's order, bounded by batchLockTimeout. A lock taken out of this
 // order anyway (an identifier that moved to another person between a batch's
 // locks and its write) can only make a deadlock, which PostgreSQL breaks by

@@ -16,7 +16,7 @@ import (
 // breadcrumb for an existing person. A statement outside a transaction
 // commits on its own, so the append costs one round trip instead of five
 // (BEGIN, lookup, insert, update, COMMIT); concurrent appends share one
-// statement and its commit (the appender, breadcrumb_append_batch.go).
+// statement and its commit (the appender, postgres_append_batch.go).
 //
 // With one identifier, service.MatchOrCreate matches its holder, else
 // creates a person; so ok is false, and nothing is written, when nobody

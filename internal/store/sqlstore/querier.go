@@ -204,7 +204,7 @@ func (s *Store) inReadTx(ctx context.Context, fn func(q querier) error) error {
 
 // sqlArgs collects the arguments of a query built piece by piece and hands
 // out their numbered placeholders ($1, $2, ...), which both engines read
-// (SQLite's statements are rewritten once, when prepared: bareparams.go).
+// (SQLite's statements are rewritten once, when prepared: sqlite_bareparams.go).
 type sqlArgs []any
 
 // add appends v and returns its placeholder.
