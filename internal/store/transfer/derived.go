@@ -56,6 +56,7 @@ func finish(ctx context.Context, o Options, dst target, written []string) error 
 	if err := dst.analyze(ctx, append(written, "timeline_counts", "tag_bit_deltas")); err != nil {
 		return err
 	}
+	dst.close()
 	st, err := engines.Open(ctx, o.To, engines.Options{Secrets: o.Secrets})
 	if err != nil {
 		return err

@@ -37,8 +37,10 @@ func sqliteDSN(path string, write bool) string {
 		q.Set("_txlock", "immediate")
 		q.Add("_pragma", "synchronous(FULL)")
 		// The transaction writes the whole instance: keep more of it in
-		// memory than SQLite's 2 MB before it spills pages to the log.
-		q.Add("_pragma", "cache_size(-32768)")
+		// memory than SQLite's 2 MB before it spills pages to the log,
+		// but not much more, since the sorts that derive the timelines
+		// take as much again.
+		q.Add("_pragma", "cache_size(-16384)")
 	} else {
 		q.Add("_pragma", "query_only(ON)")
 	}

@@ -130,6 +130,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Copy = time.Since(began)
+	// Both sides' connections go before the target is opened again as pds
+	// serve opens it: their caches held through finish would add to what
+	// the store's own take (close is safe to call again).
+	src.close()
 	finished := time.Now()
 	if err := finish(ctx, o, dstT, c.written); err != nil {
 		return rep, fmt.Errorf("the transfer is committed, but bringing the target's derived tables up to date failed "+
