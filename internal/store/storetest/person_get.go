@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/pds-dev/pds/internal/domain"
 )
 
@@ -57,7 +57,7 @@ func testGetPerson(t *testing.T, newStore NewStore) {
 			t.Fatalf("tag names %q do not follow tag ids %v", got.TagNames, got.TagIDs)
 		}
 	}
-	if want := map[string]string{plan.Key: odd, n.Key: "5"}; !reflect.DeepEqual(got.CustomFields, want) {
+	if want := map[string]string{plan.Key: odd, n.Key: "5"}; !cmp.Equal(got.CustomFields, want) {
 		t.Fatalf("custom fields %q, want %q", got.CustomFields, want)
 	}
 	if got.FirstName == nil || *got.FirstName != odd {
@@ -71,8 +71,8 @@ func testGetPerson(t *testing.T, newStore NewStore) {
 		if err != nil || len(listed) != 1 {
 			t.Fatalf("list %s: %d persons, %v", ext, len(listed), err)
 		}
-		if !reflect.DeepEqual(*one, listed[0]) {
-			t.Fatalf("%s: Get Person and List Persons differ:\nget  %+v\nlist %+v", ext, *one, listed[0])
+		if diff := cmp.Diff(*one, listed[0]); diff != "" {
+			t.Fatalf("%s: Get Person and List Persons differ (-get +list):\n%s", ext, diff)
 		}
 	}
 	if b := c.get(bare.ID); b.TagIDs == nil || b.TagNames == nil || b.CustomFields == nil {
@@ -90,8 +90,8 @@ func testGetPerson(t *testing.T, newStore NewStore) {
 		t.Fatalf("Get Persons read %d persons, want the account's 2: %v", len(many), slices.Collect(maps.Keys(many)))
 	}
 	for _, id := range []string{p.ID, bare.ID} {
-		if got, want := many[id], c.get(id); got == nil || !reflect.DeepEqual(*got, *want) {
-			t.Fatalf("%s: Get Persons and Get Person differ:\nmany %+v\nget  %+v", id, got, want)
+		if got, want := many[id], c.get(id); got == nil || !cmp.Equal(*got, *want) {
+			t.Fatalf("%s: Get Persons and Get Person differ (-many +get):\n%s", id, cmp.Diff(got, want))
 		}
 	}
 	// More ids than one statement takes: the person named last is read too.

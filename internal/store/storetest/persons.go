@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/pds-dev/pds/internal/domain"
 )
 
@@ -284,8 +284,8 @@ func testPersonCustomFields(t *testing.T, newStore NewStore) {
 		if err != nil || !created {
 			t.Fatalf("created %v, read: %v", created, err)
 		}
-		if !reflect.DeepEqual(made, read) {
-			t.Fatalf("the upsert answered\n%+v\na read finds\n%+v", made, read)
+		if diff := cmp.Diff(made, read); diff != "" {
+			t.Fatalf("the upsert's answer and a read differ (-answer +read):\n%s", diff)
 		}
 	})
 
