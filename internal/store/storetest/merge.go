@@ -143,6 +143,9 @@ func testMergePersons(t *testing.T, newStore NewStore) {
 			"external_id=ext-b<" + b.ID, "f_id=f-b<" + b.ID}) {
 			t.Fatalf("aliases %v", as)
 		}
+		if rec, err := st.PersonRecord(ctx, c.acc, a.ID); err != nil || len(rec.Aliases) != 3 {
+			t.Fatalf("the survivor's record carries %+v, %v; want its three aliases", rec, err)
+		}
 		for i, in := range []domain.PersonUpsert{
 			{Email: set("BEA@example.test"), FirstName: set("Bea")},
 			{ExternalID: set("ext-b"), LastName: set("Lovelace")},
