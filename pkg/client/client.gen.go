@@ -3260,9 +3260,12 @@ type ClientInterface interface {
 	// UpsertPersonWithBody Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -3280,9 +3283,12 @@ type ClientInterface interface {
 	// UpsertPerson Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -4326,9 +4332,12 @@ func (c *Client) ListPersons(ctx context.Context, params *ListPersonsParams, req
 // UpsertPersonWithBody Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -4356,9 +4365,12 @@ func (c *Client) UpsertPersonWithBody(ctx context.Context, contentType string, b
 // UpsertPerson Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -8129,9 +8141,12 @@ type ClientWithResponsesInterface interface {
 	// UpsertPersonWithBodyWithResponse Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -8149,9 +8164,12 @@ type ClientWithResponsesInterface interface {
 	// UpsertPersonWithResponse Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -14318,9 +14336,12 @@ func (c *ClientWithResponses) ListPersonsWithResponse(ctx context.Context, param
 // UpsertPersonWithBodyWithResponse Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -14344,9 +14365,12 @@ func (c *ClientWithResponses) UpsertPersonWithBodyWithResponse(ctx context.Conte
 // UpsertPersonWithResponse Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
