@@ -88,6 +88,13 @@ func writePersonReport(ctx context.Context, st store.Store, out io.Writer, accou
 	doc.member("tags", reportTags(rec.Tags))
 	doc.member("custom_values", reportValues(rec.Values))
 	doc.member("open_burst", reportBurst(rec.Burst))
+	// Identifiers of persons merged into this one (never null: a reader
+	// tells "none" from "not reported").
+	aliases := rec.Aliases
+	if aliases == nil {
+		aliases = []domain.PersonAlias{}
+	}
+	doc.member("aliases", aliases)
 
 	doc.openArray("breadcrumbs")
 	var crumb *store.BreadcrumbKey

@@ -346,7 +346,7 @@ func TestWebhooksListenRefusals(t *testing.T) {
 		want string
 	}{
 		{nil, "--account is required"},
-		{[]string{"--account", "acc_x", "--events", "person.merged"}, `--events (PDS_EVENTS) "person.merged": "person.merged" is not an event`},
+		{[]string{"--account", "acc_x", "--events", "person.archived"}, `--events (PDS_EVENTS) "person.archived": "person.archived" is not an event`},
 		{[]string{"--account", "acc_x", "--events", "person.created,person.created"}, "listed twice"},
 		{[]string{"--account", "acc_x", "--events", ""}, `"" is not an event`},
 		{[]string{"--account", "acc_x", "--forward-to", "localhost:3000"}, `--forward-to (PDS_FORWARD_TO) "localhost:3000": not an absolute http or https URL; e.g. --forward-to http://localhost:3000/hook`},

@@ -9,7 +9,7 @@ import (
 )
 
 // WebhookEvents lists every event a subscription may name (spec section 6).
-var WebhookEvents = []string{EventPersonCreated, EventPersonUpdated, EventPersonDeleted}
+var WebhookEvents = []string{EventPersonCreated, EventPersonUpdated, EventPersonDeleted, EventPersonMerged}
 
 // Why a subscription is inactive (decisions.md section 10, plus "manual"
 // for a PATCH {"is_active": false}).

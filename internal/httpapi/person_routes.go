@@ -13,6 +13,8 @@ func (s *Server) personRoutes() {
 	s.handle("PATCH /persons/{person_id}", domain.ScopePersonsWrite, s.updatePerson)
 	s.handle("POST /persons/{person_id}/tags", domain.ScopePersonsWrite, s.addPersonTags)
 	s.handle("DELETE /persons/{person_id}/tags/{tag_id}", domain.ScopePersonsWrite, s.removePersonTag)
+	s.handle("POST /persons/{person_id}/merge", domain.ScopePersonsWrite, s.mergePersons)
+	s.handle("GET /persons/{person_id}/aliases", domain.ScopePersonsRead, s.listPersonAliases)
 
 	s.handle("GET /breadcrumbs", domain.ScopeBreadcrumbsRead, s.listBreadcrumbs)
 	s.handle("POST /breadcrumbs", domain.ScopeBreadcrumbsWrite, s.appendBreadcrumb)

@@ -25,7 +25,7 @@ func TestDeliveryFilter(t *testing.T) {
 		{query: "since=2026-11-21T10:00:00Z&until=2026-11-21T10:00:00Z", want: domain.DeliveryFilter{Since: &since, Until: &since}},
 		{query: "status=done", bad: "status"},
 		{query: "status=", bad: "status"},
-		{query: "event=person.merged", bad: "event"},
+		{query: "event=person.archived", bad: "event"},
 		{query: "person_id=", bad: "person_id"},
 		{query: "since=today", bad: "since"},
 		{query: "until=2026-11-21", bad: "until"},

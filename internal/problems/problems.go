@@ -19,10 +19,13 @@ type Problem struct {
 	Errors       []domain.FieldError `json:"errors,omitempty"`
 	MissingScope domain.Scope        `json:"missing_scope,omitempty"`
 	ExistingID   string              `json:"existing_id,omitempty"`
-	Limit        *int                `json:"limit,omitempty"`
-	Current      *int                `json:"current,omitempty"`
-	Cause        domain.Cause        `json:"cause,omitempty"`
-	RequestID    string              `json:"request_id,omitempty"`
+	// MergedInto is the survivor a merged person's id resolves to, on a
+	// 404 urn:pds:problem:merged.
+	MergedInto string       `json:"merged_into,omitempty"`
+	Limit      *int         `json:"limit,omitempty"`
+	Current    *int         `json:"current,omitempty"`
+	Cause      domain.Cause `json:"cause,omitempty"`
+	RequestID  string       `json:"request_id,omitempty"`
 	// RetryAfter is the Retry-After header's seconds (0: none).
 	RetryAfter int `json:"-"`
 }
@@ -47,6 +50,7 @@ func For(err error) *Problem {
 		se *domain.ScopeError
 		ue *domain.UnavailableError
 		su *domain.SuppressedError
+		me *domain.MergedError
 		// expired: a cursor of the change feed issued too long ago.
 		expired *domain.CursorExpiredError
 	)
@@ -54,6 +58,10 @@ func For(err error) *Problem {
 	case errors.As(err, &ve):
 		p := New(http.StatusBadRequest, ve.Detail)
 		p.Errors = ve.Errors
+		return p
+	case errors.As(err, &me):
+		p := New(http.StatusNotFound, me.Error())
+		p.Type, p.Title, p.MergedInto = domain.MergedProblemType, "Person Merged", me.MergedInto
 		return p
 	case errors.As(err, &nf):
 		return New(http.StatusNotFound, nf.Detail)

@@ -42,6 +42,9 @@ type PersonRecord struct {
 	// Burst is the person's open burst (changes not yet delivered), nil
 	// when none.
 	Burst *PersonBurst
+	// Aliases are the identifiers of persons merged into this one that
+	// still find it, oldest merge first: held about the person too.
+	Aliases []domain.PersonAlias
 }
 
 // HeldTag is one tag link of a person.

@@ -37,6 +37,25 @@ type Persons interface {
 	// RemovePersonTag detaches a live tag; not holding it is no error. An
 	// absent person is domain.NotFound.
 	RemovePersonTag(ctx context.Context, accountID, id, tagID string, w Write) error
+	// MergePersons merges the person fromID into survivorID in one
+	// transaction, both locked in the lock order (by id): the survivor
+	// keeps its identifiers and takes each kind it lacks from the merged
+	// person, whose other identifiers become its aliases; its null
+	// attributes and custom values are filled from the merged person; it
+	// takes the union of their tags and all of the merged person's
+	// breadcrumbs; the merged person's open burst is folded into the
+	// survivor's change, each subscription listing person.merged gets one
+	// delivery, and the merged person's feed entry becomes a tombstone
+	// carrying merged_into. It returns the survivor. An absent or foreign
+	// id is a domain.NotFound, one merged away a *domain.MergedError (but
+	// a fromID merged into survivorID already answers the survivor: the
+	// merge is idempotent); fromID equal to survivorID is a
+	// *domain.ValidationError naming /from.
+	MergePersons(ctx context.Context, accountID, survivorID, fromID string, w Write) (*domain.Person, error)
+	// PersonAliases returns a page of the person's aliases, by date
+	// merged then kind and value, with their total; a merged id is a
+	// *domain.MergedError, an absent one a domain.NotFound.
+	PersonAliases(ctx context.Context, accountID, personID string, p domain.PageRequest) ([]domain.PersonAlias, int, error)
 
 	// GetPerson returns the stored person with its live tags and the values
 	// of its live Person custom fields; domain.NotFound when absent or foreign.

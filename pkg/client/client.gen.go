@@ -366,6 +366,27 @@ func (e DeliveryDetailStatus) Valid() bool {
 	}
 }
 
+// Defines values for PersonAliasKind.
+const (
+	PersonAliasKindEmail      PersonAliasKind = "email"
+	PersonAliasKindExternalID PersonAliasKind = "external_id"
+	PersonAliasKindFId        PersonAliasKind = "f_id"
+)
+
+// Valid indicates whether the value is a known member of the PersonAliasKind enum.
+func (e PersonAliasKind) Valid() bool {
+	switch e {
+	case PersonAliasKindEmail:
+		return true
+	case PersonAliasKindExternalID:
+		return true
+	case PersonAliasKindFId:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PersonBatchResultStatus.
 const (
 	PersonBatchResultStatusN200 PersonBatchResultStatus = 200
@@ -589,6 +610,7 @@ func (e WebhookDisabledReason) Valid() bool {
 const (
 	WebhookEventPersonCreated WebhookEvent = "person.created"
 	WebhookEventPersonDeleted WebhookEvent = "person.deleted"
+	WebhookEventPersonMerged  WebhookEvent = "person.merged"
 	WebhookEventPersonUpdated WebhookEvent = "person.updated"
 )
 
@@ -598,6 +620,8 @@ func (e WebhookEvent) Valid() bool {
 	case WebhookEventPersonCreated:
 		return true
 	case WebhookEventPersonDeleted:
+		return true
+	case WebhookEventPersonMerged:
 		return true
 	case WebhookEventPersonUpdated:
 		return true
@@ -902,8 +926,10 @@ type Delivery struct {
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
-	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
-	// for an event it lists.
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+	// receives a delivery only for an event it lists.
 	Event     WebhookEvent              `json:"event"`
 	ID        string                    `json:"id"`
 	LastError nullable.Nullable[string] `json:"last_error"`
@@ -990,13 +1016,16 @@ type DeliveryBody struct {
 	// Data For `person.created` and `person.updated`, the person's extended view at the time the
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
-	// erased, only the person's id and when it was erased.
+	// erased, only the person's id and when it was erased. For `person.merged`, the merged
+	// id, the survivor's and when.
 	Data DeliveryBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
-	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
-	// for an event it lists.
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+	// receives a delivery only for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -1006,7 +1035,8 @@ type DeliveryBody struct {
 // DeliveryBody_Data For `person.created` and `person.updated`, the person's extended view at the time the
 // burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 // `person.deleted`, and in the stored body of any earlier delivery of a person since
-// erased, only the person's id and when it was erased.
+// erased, only the person's id and when it was erased. For `person.merged`, the merged
+// id, the survivor's and when.
 type DeliveryBody_Data struct {
 	union json.RawMessage
 }
@@ -1029,8 +1059,10 @@ type DeliveryDetail struct {
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
-	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
-	// for an event it lists.
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+	// receives a delivery only for an event it lists.
 	Event          WebhookEvent                `json:"event"`
 	ID             string                      `json:"id"`
 	LastError      nullable.Nullable[string]   `json:"last_error"`
@@ -1049,6 +1081,12 @@ type DeliveryPage struct {
 	Page  int        `json:"page"`
 	Size  int        `json:"size"`
 	Total int        `json:"total"`
+}
+
+// MergeRequest defines model for MergeRequest.
+type MergeRequest struct {
+	// From The id of the person merged into the one the path names; not that one.
+	From string `json:"from"`
 }
 
 // Person The compact person (spec section 2.2). `tag_ids` lists the person's live tags in the order
@@ -1076,6 +1114,34 @@ type Person struct {
 	LastName     nullable.Nullable[string] `json:"last_name"`
 	Phone        nullable.Nullable[string] `json:"phone"`
 	TagIds       []string                  `json:"tag_ids"`
+}
+
+// PersonAlias An identifier of a person merged into this one that this one did not take as its own (it
+// held one of that kind already). Upserts, breadcrumbs, lookups and batch items naming it
+// resolve to this person until it is erased.
+type PersonAlias struct {
+	// DateMerged RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	DateMerged DateTime `json:"date_merged"`
+
+	// From The merged person that held it.
+	From string          `json:"from"`
+	Kind PersonAliasKind `json:"kind"`
+
+	// Value In the normal form identifiers are stored in (an email lower-cased).
+	Value string `json:"value"`
+}
+
+// PersonAliasKind defines model for PersonAlias.Kind.
+type PersonAliasKind string
+
+// PersonAliasPage defines model for PersonAliasPage.
+type PersonAliasPage struct {
+	Items []PersonAlias `json:"items"`
+	Page  int           `json:"page"`
+	Size  int           `json:"size"`
+	Total int           `json:"total"`
 }
 
 // PersonBatch defines model for PersonBatch.
@@ -1249,6 +1315,20 @@ type PersonExtended struct {
 // breadcrumbs for an existing person, leave it as it was.
 type PersonExtendedUpsertResult string
 
+// PersonMerged The `data` of a `person.merged` delivery; never an attribute of either person.
+type PersonMerged struct {
+	// DateMerged RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	DateMerged DateTime `json:"date_merged"`
+
+	// ID The merged person, which no longer exists.
+	ID string `json:"id"`
+
+	// MergedInto The surviving person.
+	MergedInto string `json:"merged_into"`
+}
+
 // PersonPage defines model for PersonPage.
 type PersonPage struct {
 	Items []Person `json:"items"`
@@ -1341,18 +1421,21 @@ type Problem struct {
 	Current *int          `json:"current,omitempty"`
 
 	// Detail A sentence a person can act on.
-	Detail       string         `json:"detail"`
-	Errors       []ProblemError `json:"errors,omitempty"`
-	ExistingID   *string        `json:"existing_id,omitempty"`
-	Limit        *int           `json:"limit,omitempty"`
-	MissingScope *string        `json:"missing_scope,omitempty"`
-	RequestID    *string        `json:"request_id,omitempty"`
-	Status       int            `json:"status"`
+	Detail     string         `json:"detail"`
+	Errors     []ProblemError `json:"errors,omitempty"`
+	ExistingID *string        `json:"existing_id,omitempty"`
+	Limit      *int           `json:"limit,omitempty"`
+
+	// MergedInto In a 404 `urn:pds:problem:merged`, the person the id was merged into: use that id from now on.
+	MergedInto   *string `json:"merged_into,omitempty"`
+	MissingScope *string `json:"missing_scope,omitempty"`
+	RequestID    *string `json:"request_id,omitempty"`
+	Status       int     `json:"status"`
 
 	// Title The HTTP status phrase; a 503 names its cause (Database Unreachable, Database Timeout, Database Disk Full).
 	Title string `json:"title"`
 
-	// Type `about:blank`, or `urn:pds:problem:suppressed` when a write names a suppressed identifier.
+	// Type `about:blank`, or `urn:pds:problem:suppressed` when a write names a suppressed identifier, or `urn:pds:problem:merged` for the id of a person merged into another.
 	Type string `json:"type"`
 }
 
@@ -1623,8 +1706,10 @@ type WebhookDisabledReason string
 
 // WebhookEvent `person.created`: a burst of changes that began with the person's creation.
 // `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
-// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
-// for an event it lists.
+// only the id and `date_deleted`. `person.merged`: the person was merged into another
+// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+// receives a delivery only for an event it lists.
 type WebhookEvent string
 
 // WebhookEvents At least one event, each at most once.
@@ -1897,6 +1982,15 @@ type GetPerson200JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// ListPersonAliasesParams defines parameters for ListPersonAliases.
+type ListPersonAliasesParams struct {
+	// Page 1-based page number. A page past the end is a 200 with no items and the true `total`; outside the bounds, not an integer, or given more than once is a 400.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Size Items per page. Outside 1 to 100 (never clamped), not an integer, or given more than once is a 400.
+	Size *Size `form:"size,omitempty" json:"size,omitempty"`
+}
+
 // ListProjectsParams defines parameters for ListProjects.
 type ListProjectsParams struct {
 	// Page 1-based page number. A page past the end is a 200 with no items and the true `total`; outside the bounds, not an integer, or given more than once is a 400.
@@ -1985,13 +2079,16 @@ type DeliverPersonCreatedJSONBody struct {
 	// Data For `person.created` and `person.updated`, the person's extended view at the time the
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
-	// erased, only the person's id and when it was erased.
+	// erased, only the person's id and when it was erased. For `person.merged`, the merged
+	// id, the survivor's and when.
 	Data DeliverPersonCreatedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
-	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
-	// for an event it lists.
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+	// receives a delivery only for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -2013,13 +2110,16 @@ type DeliverPersonDeletedJSONBody struct {
 	// Data For `person.created` and `person.updated`, the person's extended view at the time the
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
-	// erased, only the person's id and when it was erased.
+	// erased, only the person's id and when it was erased. For `person.merged`, the merged
+	// id, the survivor's and when.
 	Data DeliverPersonDeletedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
-	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
-	// for an event it lists.
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+	// receives a delivery only for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -2028,6 +2128,37 @@ type DeliverPersonDeletedJSONBody struct {
 
 // DeliverPersonDeletedJSONBody_Data defines parameters for DeliverPersonDeleted.
 type DeliverPersonDeletedJSONBody_Data struct {
+	union json.RawMessage
+}
+
+// DeliverPersonMergedJSONBody defines parameters for DeliverPersonMerged.
+type DeliverPersonMergedJSONBody struct {
+	// Created When the burst closed and the data was rendered.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	Created DateTime `json:"created"`
+
+	// Data For `person.created` and `person.updated`, the person's extended view at the time the
+	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
+	// `person.deleted`, and in the stored body of any earlier delivery of a person since
+	// erased, only the person's id and when it was erased. For `person.merged`, the merged
+	// id, the survivor's and when.
+	Data DeliverPersonMergedJSONBody_Data `json:"data"`
+
+	// Event `person.created`: a burst of changes that began with the person's creation.
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+	// receives a delivery only for an event it lists.
+	Event WebhookEvent `json:"event"`
+
+	// ID The delivery id; the same on every attempt (an idempotency key).
+	ID string `json:"id"`
+}
+
+// DeliverPersonMergedJSONBody_Data defines parameters for DeliverPersonMerged.
+type DeliverPersonMergedJSONBody_Data struct {
 	union json.RawMessage
 }
 
@@ -2041,13 +2172,16 @@ type DeliverPersonUpdatedJSONBody struct {
 	// Data For `person.created` and `person.updated`, the person's extended view at the time the
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
-	// erased, only the person's id and when it was erased.
+	// erased, only the person's id and when it was erased. For `person.merged`, the merged
+	// id, the survivor's and when.
 	Data DeliverPersonUpdatedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
-	// only the id and `date_deleted`. Matching is exact: a subscription receives a delivery only
-	// for an event it lists.
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
+	// receives a delivery only for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -2077,6 +2211,9 @@ type UpsertPersonsJSONRequestBody = PersonBatch
 // UpdatePersonJSONRequestBody defines body for UpdatePerson for application/json ContentType.
 type UpdatePersonJSONRequestBody = PersonUpdate
 
+// MergePersonsJSONRequestBody defines body for MergePersons for application/json ContentType.
+type MergePersonsJSONRequestBody = MergeRequest
+
 // AddPersonTagsJSONRequestBody defines body for AddPersonTags for application/json ContentType.
 type AddPersonTagsJSONRequestBody = AddTags
 
@@ -2100,6 +2237,9 @@ type DeliverPersonCreatedJSONRequestBody DeliverPersonCreatedJSONBody
 
 // DeliverPersonDeletedJSONRequestBody defines body for DeliverPersonDeleted for application/json ContentType.
 type DeliverPersonDeletedJSONRequestBody DeliverPersonDeletedJSONBody
+
+// DeliverPersonMergedJSONRequestBody defines body for DeliverPersonMerged for application/json ContentType.
+type DeliverPersonMergedJSONRequestBody DeliverPersonMergedJSONBody
 
 // DeliverPersonUpdatedJSONRequestBody defines body for DeliverPersonUpdated for application/json ContentType.
 type DeliverPersonUpdatedJSONRequestBody DeliverPersonUpdatedJSONBody
@@ -2384,6 +2524,32 @@ func (t *DeliveryBody_Data) MergePersonDeleted(v PersonDeleted) error {
 	return err
 }
 
+// AsPersonMerged returns the union data inside the DeliveryBody_Data as a PersonMerged
+func (t DeliveryBody_Data) AsPersonMerged() (PersonMerged, error) {
+	var body PersonMerged
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonMerged overwrites any union data inside the DeliveryBody_Data as the provided PersonMerged
+func (t *DeliveryBody_Data) FromPersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonMerged performs a merge with any union data inside the DeliveryBody_Data, using the provided PersonMerged
+func (t *DeliveryBody_Data) MergePersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t DeliveryBody_Data) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -2508,6 +2674,32 @@ func (t *DeliverPersonCreatedJSONBody_Data) MergePersonDeleted(v PersonDeleted) 
 	return err
 }
 
+// AsPersonMerged returns the union data inside the DeliverPersonCreatedJSONBody_Data as a PersonMerged
+func (t DeliverPersonCreatedJSONBody_Data) AsPersonMerged() (PersonMerged, error) {
+	var body PersonMerged
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonMerged overwrites any union data inside the DeliverPersonCreatedJSONBody_Data as the provided PersonMerged
+func (t *DeliverPersonCreatedJSONBody_Data) FromPersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonMerged performs a merge with any union data inside the DeliverPersonCreatedJSONBody_Data, using the provided PersonMerged
+func (t *DeliverPersonCreatedJSONBody_Data) MergePersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t DeliverPersonCreatedJSONBody_Data) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -2570,12 +2762,126 @@ func (t *DeliverPersonDeletedJSONBody_Data) MergePersonDeleted(v PersonDeleted) 
 	return err
 }
 
+// AsPersonMerged returns the union data inside the DeliverPersonDeletedJSONBody_Data as a PersonMerged
+func (t DeliverPersonDeletedJSONBody_Data) AsPersonMerged() (PersonMerged, error) {
+	var body PersonMerged
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonMerged overwrites any union data inside the DeliverPersonDeletedJSONBody_Data as the provided PersonMerged
+func (t *DeliverPersonDeletedJSONBody_Data) FromPersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonMerged performs a merge with any union data inside the DeliverPersonDeletedJSONBody_Data, using the provided PersonMerged
+func (t *DeliverPersonDeletedJSONBody_Data) MergePersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t DeliverPersonDeletedJSONBody_Data) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
 func (t *DeliverPersonDeletedJSONBody_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPersonExtended returns the union data inside the DeliverPersonMergedJSONBody_Data as a PersonExtended
+func (t DeliverPersonMergedJSONBody_Data) AsPersonExtended() (PersonExtended, error) {
+	var body PersonExtended
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonExtended overwrites any union data inside the DeliverPersonMergedJSONBody_Data as the provided PersonExtended
+func (t *DeliverPersonMergedJSONBody_Data) FromPersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonExtended performs a merge with any union data inside the DeliverPersonMergedJSONBody_Data, using the provided PersonExtended
+func (t *DeliverPersonMergedJSONBody_Data) MergePersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonDeleted returns the union data inside the DeliverPersonMergedJSONBody_Data as a PersonDeleted
+func (t DeliverPersonMergedJSONBody_Data) AsPersonDeleted() (PersonDeleted, error) {
+	var body PersonDeleted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonDeleted overwrites any union data inside the DeliverPersonMergedJSONBody_Data as the provided PersonDeleted
+func (t *DeliverPersonMergedJSONBody_Data) FromPersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonDeleted performs a merge with any union data inside the DeliverPersonMergedJSONBody_Data, using the provided PersonDeleted
+func (t *DeliverPersonMergedJSONBody_Data) MergePersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonMerged returns the union data inside the DeliverPersonMergedJSONBody_Data as a PersonMerged
+func (t DeliverPersonMergedJSONBody_Data) AsPersonMerged() (PersonMerged, error) {
+	var body PersonMerged
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonMerged overwrites any union data inside the DeliverPersonMergedJSONBody_Data as the provided PersonMerged
+func (t *DeliverPersonMergedJSONBody_Data) FromPersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonMerged performs a merge with any union data inside the DeliverPersonMergedJSONBody_Data, using the provided PersonMerged
+func (t *DeliverPersonMergedJSONBody_Data) MergePersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeliverPersonMergedJSONBody_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeliverPersonMergedJSONBody_Data) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -2622,6 +2928,32 @@ func (t *DeliverPersonUpdatedJSONBody_Data) FromPersonDeleted(v PersonDeleted) e
 
 // MergePersonDeleted performs a merge with any union data inside the DeliverPersonUpdatedJSONBody_Data, using the provided PersonDeleted
 func (t *DeliverPersonUpdatedJSONBody_Data) MergePersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonMerged returns the union data inside the DeliverPersonUpdatedJSONBody_Data as a PersonMerged
+func (t DeliverPersonUpdatedJSONBody_Data) AsPersonMerged() (PersonMerged, error) {
+	var body PersonMerged
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonMerged overwrites any union data inside the DeliverPersonUpdatedJSONBody_Data as the provided PersonMerged
+func (t *DeliverPersonUpdatedJSONBody_Data) FromPersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonMerged performs a merge with any union data inside the DeliverPersonUpdatedJSONBody_Data, using the provided PersonMerged
+func (t *DeliverPersonUpdatedJSONBody_Data) MergePersonMerged(v PersonMerged) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2928,9 +3260,12 @@ type ClientInterface interface {
 	// UpsertPersonWithBody Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -2948,9 +3283,12 @@ type ClientInterface interface {
 	// UpsertPerson Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -3146,6 +3484,70 @@ type ClientInterface interface {
 	// Corresponds with PATCH /persons/{person_id} (the `UpdatePerson` operationId).
 	UpdatePerson(ctx context.Context, personID string, body UpdatePersonJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPersonAliases List a person's aliases
+	//
+	// The identifiers of persons merged into this one that keep finding it, oldest merge first
+	// (`date_merged`, then `kind` and `value`).
+	//
+	// Corresponds with GET /persons/{person_id}/aliases (the `ListPersonAliases` operationId).
+	ListPersonAliases(ctx context.Context, personID string, params *ListPersonAliasesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MergePersonsWithBody Merge another person into this one
+	//
+	// Merges the person `from` names into the one the path names, in one transaction, and
+	// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+	// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+	// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+	// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+	// item naming one resolves to the survivor, and an upsert matched through one applies its
+	// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+	// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+	// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+	// the two, `date_last_seen` the merge's time.
+	//
+	// The survivor's change is a normal burst; the merged person's open burst is folded into
+	// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// into this person again answers 200 with the survivor and changes nothing. Erasing the
+	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+	// lifts or bypasses a suppression.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+	MergePersonsWithBody(ctx context.Context, personID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MergePersons Merge another person into this one
+	//
+	// Merges the person `from` names into the one the path names, in one transaction, and
+	// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+	// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+	// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+	// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+	// item naming one resolves to the survivor, and an upsert matched through one applies its
+	// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+	// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+	// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+	// the two, `date_last_seen` the merge's time.
+	//
+	// The survivor's change is a normal burst; the merged person's open burst is folded into
+	// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// into this person again answers 200 with the survivor and changes nothing. Erasing the
+	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+	// lifts or bypasses a suppression.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+	MergePersons(ctx context.Context, personID string, body MergePersonsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AddPersonTagsWithBody Attach tags to a person
 	//
 	// Every id must be a live tag of the caller's account: an unknown, archived or foreign id is
@@ -3340,7 +3742,7 @@ type ClientInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3369,7 +3771,7 @@ type ClientInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3930,9 +4332,12 @@ func (c *Client) ListPersons(ctx context.Context, params *ListPersonsParams, req
 // UpsertPersonWithBody Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -3960,9 +4365,12 @@ func (c *Client) UpsertPersonWithBody(ctx context.Context, contentType string, b
 // UpsertPerson Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -4238,6 +4646,100 @@ func (c *Client) UpdatePersonWithBody(ctx context.Context, personID string, cont
 // Corresponds with PATCH /persons/{person_id} (the `UpdatePerson` operationId).
 func (c *Client) UpdatePerson(ctx context.Context, personID string, body UpdatePersonJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdatePersonRequest(c.Server, personID, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPersonAliases List a person's aliases
+//
+// The identifiers of persons merged into this one that keep finding it, oldest merge first
+// (`date_merged`, then `kind` and `value`).
+//
+// Corresponds with GET /persons/{person_id}/aliases (the `ListPersonAliases` operationId).
+func (c *Client) ListPersonAliases(ctx context.Context, personID string, params *ListPersonAliasesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPersonAliasesRequest(c.Server, personID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MergePersonsWithBody Merge another person into this one
+//
+// Merges the person `from` names into the one the path names, in one transaction, and
+// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+// item naming one resolves to the survivor, and an upsert matched through one applies its
+// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+// the two, `date_last_seen` the merge's time.
+//
+// The survivor's change is a normal burst; the merged person's open burst is folded into
+// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// into this person again answers 200 with the survivor and changes nothing. Erasing the
+// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+// lifts or bypasses a suppression.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+func (c *Client) MergePersonsWithBody(ctx context.Context, personID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMergePersonsRequestWithBody(c.Server, personID, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MergePersons Merge another person into this one
+//
+// Merges the person `from` names into the one the path names, in one transaction, and
+// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+// item naming one resolves to the survivor, and an upsert matched through one applies its
+// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+// the two, `date_last_seen` the merge's time.
+//
+// The survivor's change is a normal burst; the merged person's open burst is folded into
+// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// into this person again answers 200 with the survivor and changes nothing. Erasing the
+// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+// lifts or bypasses a suppression.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+func (c *Client) MergePersons(ctx context.Context, personID string, body MergePersonsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMergePersonsRequest(c.Server, personID, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4602,7 +5104,7 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` alone needs only `webhooks:write`.
+// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4641,7 +5143,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` alone needs only `webhooks:write`.
+// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6126,6 +6628,126 @@ func NewUpdatePersonRequestWithBody(server string, personID string, contentType 
 	return req, nil
 }
 
+// NewListPersonAliasesRequest constructs an http.Request for the ListPersonAliases method
+func NewListPersonAliasesRequest(server string, personID string, params *ListPersonAliasesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "person_id", personID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/persons/%s/aliases", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := url.Values{}
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Size != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "size", *params.Size, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMergePersonsRequest calls the generic MergePersons builder with application/json body
+func NewMergePersonsRequest(server string, personID string, body MergePersonsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMergePersonsRequestWithBody(server, personID, "application/json", bodyReader)
+}
+
+// NewMergePersonsRequestWithBody constructs an http.Request for the MergePersons method, with any body, and a specified content type
+func NewMergePersonsRequestWithBody(server string, personID string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "person_id", personID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/persons/%s/merge", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewAddPersonTagsRequest calls the generic AddPersonTags builder with application/json body
 func NewAddPersonTagsRequest(server string, personID string, body AddPersonTagsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7519,9 +8141,12 @@ type ClientWithResponsesInterface interface {
 	// UpsertPersonWithBodyWithResponse Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -7539,9 +8164,12 @@ type ClientWithResponsesInterface interface {
 	// UpsertPersonWithResponse Upsert a person
 	//
 	// Matches an existing person by `external_id`, then `email` (in its normal form), then
-	// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+	// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+	// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+	// matches the survivor; when none matches, creates a person.
 	// Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-	// every supplied identifier is written to the person. Answers 201 when it created the person
+	// every supplied identifier is written to the person, but for one it was matched by through
+	// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 	// and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 	// re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 	// `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -7744,6 +8372,72 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /persons/{person_id} (the `UpdatePerson` operationId).
 	UpdatePersonWithResponse(ctx context.Context, personID string, body UpdatePersonJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePersonResponse, error)
+
+	// ListPersonAliasesWithResponse List a person's aliases
+	//
+	// The identifiers of persons merged into this one that keep finding it, oldest merge first
+	// (`date_merged`, then `kind` and `value`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /persons/{person_id}/aliases (the `ListPersonAliases` operationId).
+	ListPersonAliasesWithResponse(ctx context.Context, personID string, params *ListPersonAliasesParams, reqEditors ...RequestEditorFn) (*ListPersonAliasesResponse, error)
+
+	// MergePersonsWithBodyWithResponse Merge another person into this one
+	//
+	// Merges the person `from` names into the one the path names, in one transaction, and
+	// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+	// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+	// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+	// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+	// item naming one resolves to the survivor, and an upsert matched through one applies its
+	// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+	// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+	// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+	// the two, `date_last_seen` the merge's time.
+	//
+	// The survivor's change is a normal burst; the merged person's open burst is folded into
+	// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// into this person again answers 200 with the survivor and changes nothing. Erasing the
+	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+	// lifts or bypasses a suppression.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+	MergePersonsWithBodyWithResponse(ctx context.Context, personID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MergePersonsResponse, error)
+
+	// MergePersonsWithResponse Merge another person into this one
+	//
+	// Merges the person `from` names into the one the path names, in one transaction, and
+	// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+	// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+	// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+	// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+	// item naming one resolves to the survivor, and an upsert matched through one applies its
+	// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+	// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+	// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+	// the two, `date_last_seen` the merge's time.
+	//
+	// The survivor's change is a normal burst; the merged person's open burst is folded into
+	// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// into this person again answers 200 with the survivor and changes nothing. Erasing the
+	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+	// lifts or bypasses a suppression.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+	MergePersonsWithResponse(ctx context.Context, personID string, body MergePersonsJSONRequestBody, reqEditors ...RequestEditorFn) (*MergePersonsResponse, error)
 
 	// AddPersonTagsWithBodyWithResponse Attach tags to a person
 	//
@@ -7959,7 +8653,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7988,7 +8682,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` alone needs only `webhooks:write`.
+	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10503,6 +11197,246 @@ func (r UpdatePersonResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdatePersonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPersonAliasesResponse401Headers the declared response headers of an HTTP 401 response for ListPersonAliases
+type ListPersonAliasesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListPersonAliasesResponse429Headers the declared response headers of an HTTP 429 response for ListPersonAliases
+type ListPersonAliasesResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// ListPersonAliasesResponse503Headers the declared response headers of an HTTP 503 response for ListPersonAliases
+type ListPersonAliasesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListPersonAliasesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PersonAliasPage
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPersonAliasesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPersonAliasesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPersonAliasesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPersonAliasesResponse) GetJSON200() *PersonAliasPage {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListPersonAliasesResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPersonAliasesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListPersonAliasesResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListPersonAliasesResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListPersonAliasesResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListPersonAliasesResponse) GetApplicationProblemJSON500() *ServerError {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPersonAliasesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPersonAliasesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPersonAliasesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPersonAliasesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPersonAliasesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// MergePersonsResponse401Headers the declared response headers of an HTTP 401 response for MergePersons
+type MergePersonsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// MergePersonsResponse429Headers the declared response headers of an HTTP 429 response for MergePersons
+type MergePersonsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+// MergePersonsResponse503Headers the declared response headers of an HTTP 503 response for MergePersons
+type MergePersonsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type MergePersonsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Person
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMediaType
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *TooManyRequests
+	// ApplicationProblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationProblemJSON500 *ServerError
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MergePersonsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MergePersonsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MergePersonsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MergePersonsResponse) GetJSON200() *Person {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON429() *TooManyRequests {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON500() *ServerError {
+	return r.ApplicationProblemJSON500
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r MergePersonsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r MergePersonsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MergePersonsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MergePersonsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MergePersonsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13402,9 +14336,12 @@ func (c *ClientWithResponses) ListPersonsWithResponse(ctx context.Context, param
 // UpsertPersonWithBodyWithResponse Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -13428,9 +14365,12 @@ func (c *ClientWithResponses) UpsertPersonWithBodyWithResponse(ctx context.Conte
 // UpsertPersonWithResponse Upsert a person
 //
 // Matches an existing person by `external_id`, then `email` (in its normal form), then
-// `f_id` (only the identifiers supplied take part); when none matches, creates a person.
+// `f_id` (only the identifiers supplied take part), each also through the aliases merges
+// left (`POST /persons/{person_id}/merge`): an identifier of a person merged into another
+// matches the survivor; when none matches, creates a person.
 // Then applies every supplied field: an absent field is unchanged, `null` clears it, and
-// every supplied identifier is written to the person. Answers 201 when it created the person
+// every supplied identifier is written to the person, but for one it was matched by through
+// an alias (the survivor keeps its own of that kind). Answers 201 when it created the person
 // and 200 when it matched one (whether or not anything changed). A stable `external_id` makes
 // re-deliveries idempotent. Applying an identifier held by another person is a 409 whose
 // `existing_id` names that person. An upsert with no identifier at all always creates a new
@@ -13686,6 +14626,90 @@ func (c *ClientWithResponses) UpdatePersonWithResponse(ctx context.Context, pers
 		return nil, err
 	}
 	return ParseUpdatePersonResponse(rsp)
+}
+
+// ListPersonAliasesWithResponse List a person's aliases
+//
+// The identifiers of persons merged into this one that keep finding it, oldest merge first
+// (`date_merged`, then `kind` and `value`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /persons/{person_id}/aliases (the `ListPersonAliases` operationId).
+func (c *ClientWithResponses) ListPersonAliasesWithResponse(ctx context.Context, personID string, params *ListPersonAliasesParams, reqEditors ...RequestEditorFn) (*ListPersonAliasesResponse, error) {
+	rsp, err := c.ListPersonAliases(ctx, personID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPersonAliasesResponse(rsp)
+}
+
+// MergePersonsWithBodyWithResponse Merge another person into this one
+//
+// Merges the person `from` names into the one the path names, in one transaction, and
+// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+// item naming one resolves to the survivor, and an upsert matched through one applies its
+// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+// the two, `date_last_seen` the merge's time.
+//
+// The survivor's change is a normal burst; the merged person's open burst is folded into
+// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// into this person again answers 200 with the survivor and changes nothing. Erasing the
+// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+// lifts or bypasses a suppression.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+func (c *ClientWithResponses) MergePersonsWithBodyWithResponse(ctx context.Context, personID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MergePersonsResponse, error) {
+	rsp, err := c.MergePersonsWithBody(ctx, personID, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMergePersonsResponse(rsp)
+}
+
+// MergePersonsWithResponse Merge another person into this one
+//
+// Merges the person `from` names into the one the path names, in one transaction, and
+// answers with the survivor. The survivor keeps its identifiers (`external_id`, `email`,
+// `f_id`) and takes each kind it lacks from the merged person; the merged person's other
+// identifiers become the survivor's aliases (`GET /persons/{person_id}/aliases`): an
+// upsert, a breadcrumb (also one naming the merged id as `person_id`), a lookup or a batch
+// item naming one resolves to the survivor, and an upsert matched through one applies its
+// other attributes but leaves the survivor's own identifier of that kind. Attributes and
+// custom values: the survivor's non-null values win, its nulls are filled. Tags: the union.
+// Breadcrumbs: all move to the survivor, with their ids. `date_created` is the earlier of
+// the two, `date_last_seen` the merge's time.
+//
+// The survivor's change is a normal burst; the merged person's open burst is folded into
+// it. Each subscription listing `person.merged` gets one delivery. In the change feed the
+// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
+// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
+// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
+// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// into this person again answers 200 with the survivor and changes nothing. Erasing the
+// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
+// lifts or bypasses a suppression.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /persons/{person_id}/merge (the `MergePersons` operationId).
+func (c *ClientWithResponses) MergePersonsWithResponse(ctx context.Context, personID string, body MergePersonsJSONRequestBody, reqEditors ...RequestEditorFn) (*MergePersonsResponse, error) {
+	rsp, err := c.MergePersons(ctx, personID, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMergePersonsResponse(rsp)
 }
 
 // AddPersonTagsWithBodyWithResponse Attach tags to a person
@@ -13998,7 +15022,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` alone needs only `webhooks:write`.
+// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14033,7 +15057,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` alone needs only `webhooks:write`.
+// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16840,6 +17864,264 @@ func ParseUpdatePersonResponse(rsp *http.Response) (*UpdatePersonResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers UpdatePersonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPersonAliasesResponse parses an HTTP response from a ListPersonAliasesWithResponse call
+func ParseListPersonAliasesResponse(rsp *http.Response) (*ListPersonAliasesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPersonAliasesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PersonAliasPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListPersonAliasesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPersonAliasesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPersonAliasesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMergePersonsResponse parses an HTTP response from a MergePersonsWithResponse call
+func ParseMergePersonsResponse(rsp *http.Response) (*MergePersonsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MergePersonsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Person
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers MergePersonsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers MergePersonsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers MergePersonsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -19784,6 +21066,11 @@ type WebhookInitiatorInterface interface {
 
 	DeliverPersonDeleted(ctx context.Context, targetURL string, body DeliverPersonDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeliverPersonMergedWithBody fires the person.merged webhook with any body
+	DeliverPersonMergedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverPersonMerged(ctx context.Context, targetURL string, body DeliverPersonMergedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeliverPersonUpdatedWithBody fires the person.updated webhook with any body
 	DeliverPersonUpdatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -19828,6 +21115,30 @@ func (p *WebhookInitiator) DeliverPersonDeletedWithBody(ctx context.Context, tar
 
 func (p *WebhookInitiator) DeliverPersonDeleted(ctx context.Context, targetURL string, body DeliverPersonDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeliverPersonDeletedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverPersonMergedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverPersonMergedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverPersonMerged(ctx context.Context, targetURL string, body DeliverPersonMergedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverPersonMergedWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19906,6 +21217,37 @@ func NewDeliverPersonDeletedWebhookRequest(targetURL string, body DeliverPersonD
 
 // NewDeliverPersonDeletedWebhookRequestWithBody builds a POST request for the person.deleted webhook with any body
 func NewDeliverPersonDeletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeliverPersonMergedWebhookRequest builds a application/json POST request for the person.merged webhook
+func NewDeliverPersonMergedWebhookRequest(targetURL string, body DeliverPersonMergedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverPersonMergedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewDeliverPersonMergedWebhookRequestWithBody builds a POST request for the person.merged webhook with any body
+func NewDeliverPersonMergedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

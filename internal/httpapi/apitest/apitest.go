@@ -165,6 +165,7 @@ type Problem struct {
 	Detail       string `json:"detail"`
 	MissingScope string `json:"missing_scope"`
 	ExistingID   string `json:"existing_id"`
+	MergedInto   string `json:"merged_into"`
 	Limit        *int   `json:"limit"`
 	Current      *int   `json:"current"`
 	Errors       []struct {

@@ -103,6 +103,9 @@ var Dialect = sqlstore.Dialect{
 		Reorder: []string{`UPDATE person_changes c SET seq = (SELECT nextval('person_change_seq')) * 16777216 + j.ord
 			FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS j(id, ord)
 			WHERE c.account_id = $1 AND c.person_id = j.id AND c.xid = pg_current_xact_id()`},
+		// A statement's number of its own, as the triggers take one.
+		Touch: []string{`UPDATE person_changes SET xid = pg_current_xact_id(), seq = nextval('person_change_seq') * 16777216,
+			changed_at = $3 WHERE account_id = $1 AND person_id = $2`},
 	},
 	Unavailable: unavailable,
 	NoPrimary:   noPrimary,

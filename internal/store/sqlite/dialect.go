@@ -80,6 +80,10 @@ var Dialect = sqlstore.Dialect{
 			ON CONFLICT (account_id, person_id) DO UPDATE SET seq = excluded.seq`,
 			`UPDATE change_seq SET n = n + json_array_length($2) WHERE $1 = $1`,
 		},
+		Touch: []string{
+			`UPDATE change_seq SET n = n + 1 WHERE $1 = $1 AND $2 = $2 AND $3 = $3`,
+			`UPDATE person_changes SET seq = (SELECT n FROM change_seq), changed_at = $3 WHERE account_id = $1 AND person_id = $2`,
+		},
 	},
 	Unavailable: unavailable,
 	Conflict:    conflict,

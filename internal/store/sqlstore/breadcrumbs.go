@@ -111,10 +111,18 @@ func inMillis(b domain.Breadcrumb) domain.Breadcrumb {
 // it (see holdersAndSuppressed).
 func breadcrumbPerson(ctx context.Context, q querier, accountID string, in domain.BreadcrumbInput, w store.Write) (string, change, error) {
 	if in.PersonID != nil {
-		if err := lockPerson(ctx, q, accountID, *in.PersonID); err != nil {
+		personID := *in.PersonID
+		err := lockPerson(ctx, q, accountID, personID)
+		var merged *domain.MergedError
+		if errors.As(err, &merged) {
+			// A breadcrumb naming a merged id is the survivor's.
+			personID = merged.MergedInto
+			err = lockPerson(ctx, q, accountID, personID)
+		}
+		if err != nil {
 			return "", 0, err
 		}
-		return *in.PersonID, seenOnly, q.s.refuseSuppressed(ctx, q, accountID, breadcrumbValues(in))
+		return personID, seenOnly, q.s.refuseSuppressed(ctx, q, accountID, breadcrumbValues(in))
 	}
 	ids := in.Identifiers()
 	holders, err := holdersAndSuppressed(ctx, q, accountID, ids, breadcrumbValues(in))

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -61,7 +63,7 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 	err := q.queryRow(ctx, `SELECT last_seen_at, email_norm, external_id, f_id, phone FROM persons
 		WHERE account_id = $1 AND id = $2`+q.s.dialect.LockRows, accountID, personID).Scan(&lastSeen, &email, &externalID, &fID, &phone)
 	if errors.Is(err, sql.ErrNoRows) {
-		return domain.Erasure{}, false, domain.NotFound("person", personID)
+		return domain.Erasure{}, false, notFoundOrMerged(ctx, q, accountID, personID)
 	}
 	if err != nil {
 		return domain.Erasure{}, false, err
@@ -100,6 +102,10 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 	if err := clearNamed(ctx, q, accountID, email, externalID, fID); err != nil {
 		return domain.Erasure{}, false, err
 	}
+	aliased, err := eraseMerged(ctx, q, accountID, personID, now)
+	if err != nil {
+		return domain.Erasure{}, false, err
+	}
 	if _, err := q.exec(ctx, `DELETE FROM persons WHERE account_id = $1 AND id = $2`, accountID, personID); err != nil {
 		return domain.Erasure{}, false, err
 	}
@@ -111,7 +117,7 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 		return domain.Erasure{}, false, err
 	}
 	if in.Suppress {
-		values := domain.SuppressedValues(strPtr(email), strPtr(externalID), strPtr(fID), strPtr(phone))
+		values := append(domain.SuppressedValues(strPtr(email), strPtr(externalID), strPtr(fID), strPtr(phone)), aliased...)
 		if err := suppress(ctx, q, accountID, values, in.KeyID, now); err != nil {
 			return domain.Erasure{}, false, err
 		}
@@ -122,6 +128,51 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 		return domain.Erasure{}, false, err
 	}
 	return rec, true, announceErasure(ctx, q, subs[accountID], accountID, personID, now)
+}
+
+// eraseMerged erases what the person holds of the persons merged into it
+// (person_merge.go): its aliases, cleared from every breadcrumb naming
+// them as the person's own identifiers are, the records of the ids merged
+// into it (which then answer a plain 404), and the deliveries made for
+// those ids before their merge, as the person's own. It returns the
+// aliases as values to suppress, should the erasure suppress.
+func eraseMerged(ctx context.Context, q querier, accountID, personID string, now time.Time) ([]domain.SuppressedValue, error) {
+	aliases, err := aliasesOf(ctx, q, accountID, personID)
+	if err != nil {
+		return nil, err
+	}
+	var values []domain.SuppressedValue
+	for _, a := range aliases {
+		var named [3]sql.NullString
+		k := slices.Index(domain.AliasKinds, a.Kind)
+		if k < 0 {
+			return nil, fmt.Errorf("sqlstore: an alias of kind %q", a.Kind)
+		}
+		named[k] = sql.NullString{String: a.Value, Valid: true}
+		if err := clearNamed(ctx, q, accountID, named[1], named[0], named[2]); err != nil {
+			return nil, err
+		}
+		values = append(values, domain.SuppressedValues(strPtr(named[1]), strPtr(named[0]), strPtr(named[2]), nil)...)
+	}
+	merged, err := queryAll(ctx, q, scanString, `SELECT person_id FROM person_merges WHERE account_id = $1 AND merged_into = $2
+		ORDER BY person_id`, accountID, personID)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range merged {
+		if err := eraseDeliveries(ctx, q, accountID, id, now); err != nil {
+			return nil, err
+		}
+	}
+	for _, stmt := range []string{
+		`DELETE FROM person_aliases WHERE account_id = $1 AND person_id = $2`,
+		`DELETE FROM person_merges WHERE account_id = $1 AND merged_into = $2`,
+	} {
+		if _, err := q.exec(ctx, stmt, accountID, personID); err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
 }
 
 // deleteBreadcrumbs deletes up to chunk of the person's breadcrumbs (all

@@ -47,14 +47,14 @@ import (
 
 // lockPerson locks the row of the person a write is about, before anything
 // else of the person, and reports a domain.NotFound when the account holds
-// no such person. On SQLite, whose one writer runs one write transaction at
+// no such person (a *domain.MergedError when it was merged into another). On SQLite, whose one writer runs one write transaction at
 // a time, it is the existence check alone.
 func lockPerson(ctx context.Context, q querier, accountID, id string) error {
 	var one int
 	err := q.queryRow(ctx, `SELECT 1 FROM persons WHERE account_id = $1 AND id = $2`+q.s.dialect.LockPerson,
 		accountID, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return domain.NotFound("person", id)
+		return notFoundOrMerged(ctx, q, accountID, id)
 	}
 	return err
 }

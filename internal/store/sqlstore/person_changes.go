@@ -40,6 +40,11 @@ type ChangeFeed struct {
 	// as its items were: its statements write persons, links and values
 	// in statements of their own. $1 is the account.
 	Reorder []string
+	// Touch moves one person's entry after every other this transaction
+	// wrote ($1 the account, $2 the person, $3 its changed_at in
+	// milliseconds): a merge's survivor, which changes even when none of
+	// the columns the triggers watch does.
+	Touch []string
 }
 
 // reorderChanges runs Dialect.Changes.Reorder for the persons of ids, each
@@ -203,6 +208,12 @@ func (s *Store) PruneChanges(ctx context.Context, before time.Time, batch int) (
 		SELECT account_id, person_id FROM person_changes WHERE deleted = true AND changed_at < $1 LIMIT $2)`,
 		before.UnixMilli(), batch)
 	if err != nil {
+		return 0, fmt.Errorf("sqlstore: PruneChanges: %w", err)
+	}
+	// A merged id answers urn:pds:problem:merged as long as its tombstone
+	// is kept, and a plain 404 after (its aliases stay the survivor's).
+	if _, err := s.writer().exec(ctx, `DELETE FROM person_merges WHERE (account_id, person_id) IN (
+		SELECT account_id, person_id FROM person_merges WHERE merged_at < $1 LIMIT $2)`, before.UnixMilli(), batch); err != nil {
 		return 0, fmt.Errorf("sqlstore: PruneChanges: %w", err)
 	}
 	n, err := res.RowsAffected()

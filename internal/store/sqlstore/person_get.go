@@ -94,6 +94,11 @@ func lookupPersons(ctx context.Context, q querier, accountID string, sel domain.
 		query, key = q.s.personReads.byEmail, domain.NormEmail(sel.Key)
 	}
 	person, err := readPersonBy(ctx, q, query, accountID, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		// An identifier of a person merged away finds its survivor, as
+		// the survivor's own representation.
+		person, err = lookupAlias(ctx, q, accountID, sel, key)
+	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return []domain.Person{}, 0, nil
@@ -144,3 +149,20 @@ func (d direct) get(ctx context.Context, accountID, id string) (*domain.Person, 
 }
 
 func (direct) close() {}
+
+// lookupAlias reads the survivor a lookup's key resolves to through an
+// alias; sql.ErrNoRows when it is none.
+func lookupAlias(ctx context.Context, q querier, accountID string, sel domain.PersonSelection, key string) (*domain.Person, error) {
+	kind := "external_id"
+	if sel.Mode == domain.PersonByEmail {
+		kind = "email"
+	}
+	owner, err := aliasOwner(ctx, q, accountID, kind, key)
+	if err != nil {
+		return nil, err
+	}
+	if owner == "" {
+		return nil, sql.ErrNoRows
+	}
+	return readPerson(ctx, q, accountID, owner)
+}

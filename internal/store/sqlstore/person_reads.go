@@ -62,12 +62,19 @@ func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Pe
 // GetPerson returns one person of the account.
 func (s *Store) GetPerson(ctx context.Context, accountID, id string) (_ *domain.Person, err error) {
 	defer named("GetPerson", &err)
+	var p *domain.Person
 	if c := s.persons; c != nil {
-		return c.get(ctx, personKey{accountID, id}, func(ctx context.Context) (*domain.Person, error) {
+		p, err = c.get(ctx, personKey{accountID, id}, func(ctx context.Context) (*domain.Person, error) {
 			return getPerson(ctx, s.reader(), accountID, id)
 		})
+	} else {
+		p, err = s.gets.get(ctx, accountID, id)
 	}
-	return s.gets.get(ctx, accountID, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		// Only a miss reads further: was the id merged into another?
+		return nil, notFoundOrMerged(ctx, s.reader(), accountID, id)
+	}
+	return p, err
 }
 
 // GetPersons reads the persons of ids in one read transaction, a chunk of

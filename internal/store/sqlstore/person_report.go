@@ -35,6 +35,9 @@ func (s *Store) PersonRecord(ctx context.Context, accountID, personID string) (_
 			ORDER BY f.key, f.id`, accountID, personID); err != nil {
 			return err
 		}
+		if rec.Aliases, err = aliasesOf(ctx, q, accountID, personID); err != nil {
+			return err
+		}
 		rec.Burst, err = readBurst(ctx, q, accountID, personID)
 		return err
 	})

@@ -128,7 +128,7 @@ func (im *personImporter) restore(rec store.PersonImport, tags []string) error {
 	if err != nil {
 		return fail(err)
 	}
-	attrs, didChange, err := applyPatch(ctx, q, im.accountID, id, in, values)
+	attrs, didChange, err := applyPatch(ctx, q, im.accountID, id, in, values, false)
 	if err != nil {
 		return fail(err)
 	}

@@ -107,7 +107,7 @@ func applyUpsert(ctx context.Context, q querier, accountID string, in domain.Per
 		}
 		return id, createdNew, nil, createdPerson(id, attrs, values, w), nil
 	}
-	attrs, didChange, err := applyPatch(ctx, q, accountID, target.ID, in, values)
+	attrs, didChange, err := applyPatch(ctx, q, accountID, target.ID, in, values, true)
 	if errors.Is(err, errPersonErased) && held != nil {
 		// Read before the transaction, the holder was erased since: the
 		// transaction reads the holders again, and sees the erasure.
@@ -147,7 +147,7 @@ func (s *Store) UpdatePerson(ctx context.Context, accountID, id string, in domai
 		if err := service.CheckIdentifiersFree(id, ids, holders); err != nil {
 			return "", 0, err
 		}
-		patched, didChange, err := applyPatch(ctx, q, accountID, id, in.AsUpsert(), values)
+		patched, didChange, err := applyPatch(ctx, q, accountID, id, in.AsUpsert(), values, false)
 		attrs = patched
 		if err != nil || !didChange {
 			return id, noChange, err
@@ -247,7 +247,7 @@ func identifierHolders(ctx context.Context, q querier, accountID string, ids dom
 	if !ids.Any() {
 		return nil, nil
 	}
-	query, args := holdersQuery(accountID, ids, holderColumns)
+	query, args := holdersOrSurvivorsQuery(accountID, ids)
 	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -293,23 +293,56 @@ const holderColumns = `id, external_id, email_norm, f_id`
 // most one entry of it.
 func holdersQuery(accountID string, ids domain.Identifiers, columns string) (string, []any) {
 	var args sqlArgs
+	parts := holderArms(&args, args.add(accountID), ids, func(k int, account, value string) string {
+		return `SELECT ` + columns + ` FROM persons WHERE account_id = ` + account + ` AND ` + identifierColumns[k] + ` = ` + value
+	})
+	return strings.Join(parts, ` UNION ALL `), args
+}
+
+// holdersOrSurvivorsQuery is holdersQuery of holderColumns that also
+// resolves aliases: for each identifier that is an alias (a merged
+// person's, person_merge.go), the survivor it resolves to, read as holding
+// it (the identifier's column is the value looked up), so that a match, a
+// conflict and a breadcrumb's person all find the survivor. Each alias is
+// looked up on its primary key; a value some person holds as its own is
+// that person's, and the alias is not read (only the survivor itself can
+// hold one of its aliases).
+func holdersOrSurvivorsQuery(accountID string, ids domain.Identifiers) (string, []any) {
+	var args sqlArgs
 	account := args.add(accountID)
+	parts := holderArms(&args, account, ids, func(k int, account, value string) string {
+		return `SELECT ` + holderColumns + ` FROM persons WHERE account_id = ` + account + ` AND ` + identifierColumns[k] + ` = ` + value
+	})
+	parts = append(parts, holderArms(&args, account, ids, func(k int, account, value string) string {
+		cols := make([]string, len(identifierColumns))
+		for j, c := range identifierColumns {
+			cols[j] = `p.` + c
+		}
+		cols[k] = `CAST(` + value + ` AS TEXT)`
+		return `SELECT p.id, ` + strings.Join(cols, `, `) + ` FROM person_aliases a
+			JOIN persons p ON p.account_id = a.account_id AND p.id = a.person_id
+			WHERE a.account_id = ` + account + ` AND a.kind = '` + domain.AliasKinds[k] + `' AND a.value = ` + value + `
+			AND NOT EXISTS (SELECT 1 FROM persons o WHERE o.account_id = ` + account + ` AND o.` + identifierColumns[k] + ` = ` + value + `)`
+	})...)
+	return strings.Join(parts, ` UNION ALL `), args
+}
+
+// holderArms is one SELECT per given identifier, in match order, as arm
+// writes it for the identifier's kind (an index of identifierColumns) and
+// its value's placeholder (the value normalized as the store holds it).
+func holderArms(args *sqlArgs, account string, ids domain.Identifiers, arm func(k int, account, value string) string) []string {
 	var parts []string
-	for _, c := range []struct {
-		column string
-		value  *string
-	}{{"external_id", ids.ExternalID}, {"email_norm", ids.Email}, {"f_id", ids.FID}} {
-		if c.value == nil {
+	for k, value := range [3]*string{ids.ExternalID, ids.Email, ids.FID} {
+		if value == nil {
 			continue
 		}
-		v := *c.value
-		if c.column == "email_norm" {
+		v := *value
+		if identifierColumns[k] == "email_norm" {
 			v = domain.NormEmail(v)
 		}
-		parts = append(parts, `SELECT `+columns+` FROM persons WHERE account_id = `+account+
-			` AND `+c.column+` = `+args.add(v))
+		parts = append(parts, arm(k, account, args.add(v)))
 	}
-	return strings.Join(parts, ` UNION ALL `), args
+	return parts
 }
 
 // attributes are the person columns the API writes.
@@ -416,7 +449,12 @@ func createdPerson(id string, a attributes, values []service.ValueChange, w stor
 // stored. The attributes it leaves to recordChange (attrs, the columns that
 // changed, nil when none did), which writes them in the same UPDATE as the
 // stamps. Update Person comes here with external_id and f_id absent.
-func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange) (attrs attrUpdate, didChange bool, err error) {
+//
+// matched says the write found the person by its identifiers (an upsert),
+// one of which may be an alias of it (keepOwnIdentifiers); an Update
+// Person names the person by id, and its email is applied as given.
+func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.PersonUpsert, values []service.ValueChange,
+	matched bool) (attrs attrUpdate, didChange bool, err error) {
 	// The row lock keeps a concurrent write of another attribute from being
 	// overwritten with the value read here (SQLite's write transactions are
 	// exclusive already); it is the person's lock of the lock order, taken
@@ -430,12 +468,54 @@ func applyPatch(ctx context.Context, q querier, accountID, id string, in domain.
 	if err != nil {
 		return nil, false, err
 	}
+	if matched {
+		if in, err = keepOwnIdentifiers(ctx, q, accountID, id, cur, in); err != nil {
+			return nil, false, err
+		}
+	}
 	attrs = patchAttributes(attributes{
 		Identifiers: domain.Identifiers{ExternalID: cur.ExternalID, Email: cur.Email, FID: cur.FID},
 		firstName:   cur.FirstName, lastName: cur.LastName, phone: cur.Phone,
 	}, in)
 	valuesChanged, err := applyCustomValues(ctx, q, accountID, id, values)
 	return attrs, attrs != nil || valuesChanged, err
+}
+
+// keepOwnIdentifiers leaves out of a write matched to person id through an
+// alias (an identifier of a person merged into it) the identifier it was
+// matched by: the survivor keeps its own of that kind, and the write's
+// other attributes apply. Only an identifier that differs from the
+// person's own is looked up, so a write that names the person's own
+// identifiers (nearly all) reads nothing more.
+func keepOwnIdentifiers(ctx context.Context, q querier, accountID, id string, cur domain.Person, in domain.PersonUpsert) (domain.PersonUpsert, error) {
+	own := [3]*string{cur.ExternalID, cur.Email, cur.FID}
+	for k, o := range [3]*domain.Opt[string]{&in.ExternalID, &in.Email, &in.FID} {
+		given := o.Ptr()
+		if given == nil || own[k] != nil && sameIdentifier(k, *own[k], *given) {
+			continue
+		}
+		v := *given
+		if identifierColumns[k] == "email_norm" {
+			v = domain.NormEmail(v)
+		}
+		owner, err := aliasOwner(ctx, q, accountID, domain.AliasKinds[k], v)
+		if err != nil {
+			return in, err
+		}
+		if owner == id {
+			*o = domain.Opt[string]{}
+		}
+	}
+	return in, nil
+}
+
+// sameIdentifier compares two values of the identifier of kind k as its
+// unique index does (an email case-insensitively).
+func sameIdentifier(k int, a, b string) bool {
+	if identifierColumns[k] == "email_norm" {
+		return domain.NormEmail(a) == domain.NormEmail(b)
+	}
+	return a == b
 }
 
 // patchAttributes is what in changes of the stored attributes: the

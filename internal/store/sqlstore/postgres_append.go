@@ -63,7 +63,7 @@ func (appendInOne) toHolder(ctx context.Context, s *Store, accountID string, in 
 // afresh). guard is as createUnlessHeldQuery's.
 func (s *Store) appendOne(ctx context.Context, call *appendCall, guard string) (string, bool, error) {
 	b := call.b
-	holders, hargs := holdersQuery(b.AccountID, call.ids, holderColumns)
+	holders, hargs := holdersOrSurvivorsQuery(b.AccountID, call.ids)
 	args := sqlArgs(hargs)
 	query := `WITH h AS (` + holders + `),
 		b AS (INSERT INTO breadcrumbs (` + breadcrumbColumns + `)

@@ -78,8 +78,13 @@ func createUnlessHeldQuery(d Dialect, accountID string, ids domain.Identifiers, 
 // in the statement of its look-up (holdersAndSuppressed). Read in the statement's own
 // snapshot, it leaves no moment in which a suppression committed before
 // the look-up goes unseen.
+//
+// An account with an alias (a merge's, person_merge.go) is marked too: the
+// statement's look-up reads persons alone, and an identifier that is an
+// alias must find its survivor, never a new person.
 func suppressingMark(account string) string {
-	return `SELECT '', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE EXISTS (SELECT 1 FROM suppressions WHERE account_id = ` + account + `)`
+	return `SELECT '', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE EXISTS (SELECT 1 FROM suppressions WHERE account_id = ` + account + `)
+		OR EXISTS (SELECT 1 FROM person_aliases WHERE account_id = ` + account + `)`
 }
 
 // markedSuppressing reports whether a create's holders hold the mark.

@@ -163,7 +163,7 @@ func holdersAndSuppressed(ctx context.Context, q querier, accountID string, ids 
 	var args sqlArgs
 	if ids.Any() {
 		var holders string
-		holders, args = holdersQuery(accountID, ids, holderColumns)
+		holders, args = holdersOrSurvivorsQuery(accountID, ids)
 		parts = append(parts, holders)
 	}
 	account := args.add(accountID)

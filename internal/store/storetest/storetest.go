@@ -52,6 +52,7 @@ var suites = []suite{
 	{"persons_import_elsewhere", testImportExportElsewhere},
 	{"persons_list", testListPersons},
 	{"persons_list_newest", testListPersonsNewestFirst},
+	{"persons_merge", testMergePersons},
 	{"persons_restore", testRestorePersons},
 	{"persons_tags", testPersonTags},
 	{"rate", testRate},

@@ -59,6 +59,8 @@ var plan = []table{
 	{name: "suppression_secrets", action: copied},
 	{name: "suppressions", action: copied},
 	{name: "erasure_purges", action: copied},
+	{name: "person_aliases", action: copied},
+	{name: "person_merges", action: copied},
 
 	{name: "person_changes", action: renumbered,
 		why: "the change feed, numbered again in the source's order; a feed cursor from the source does not carry over (read the feed again from its start)"},
