@@ -74,7 +74,7 @@ func TestDeliveryLogFilters(t *testing.T) {
 		for _, tc := range []struct{ query, parameter string }{
 			{"status=done", "status"},
 			{"status=failed&status=pending", "status"},
-			{"event=person.merged", "event"},
+			{"event=person.exploded", "event"},
 			{"person_id=", "person_id"},
 			{"since=yesterday", "since"},
 			{"until=2026-11-21", "until"},

@@ -318,7 +318,7 @@ func TestWebhookInputIsValidated(t *testing.T) {
 			{with("target_url", "https://unknown.example/pds"), "/target_url", "does not resolve"},
 			{with("events", nil), "/events", "required"},
 			{with("events", []string{}), "/events", "at least one"},
-			{with("events", []string{"person.merged"}), "/events", `"person.merged"`},
+			{with("events", []string{"person.exploded"}), "/events", `"person.exploded"`},
 			{with("events", []string{"person.created", "person.created"}), "/events", "twice"},
 			{with("events", []string{"*"}), "/events", `"*"`},
 			{with("secret", "whsec_mine"), "/secret", "not accepted"},

@@ -558,6 +558,23 @@ func TestClientEndToEnd(t *testing.T) {
 			t.Fatalf("followed %v from the export's cursor, want the one change after it", followed)
 		}
 
+		// Two persons that are one: the second merged into the first, whose
+		// aliases then hold the second's external id.
+		survivor, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{ExternalID: client.Set("twin-a")})
+		want(t, "upsert the person kept", survivor, err, 201)
+		twin, err := c.UpsertPersonWithResponse(ctx, client.PersonUpsert{ExternalID: client.Set("dup-b")})
+		want(t, "upsert its duplicate", twin, err, 201)
+		merged, err := c.MergePersonsWithResponse(ctx, survivor.JSON201.ID, client.MergeRequest{From: twin.JSON201.ID})
+		want(t, "merge", merged, err, 200)
+		if merged.JSON200.ID != survivor.JSON201.ID {
+			t.Fatalf("the merge answered %s, want the person kept, %s", merged.JSON200.ID, survivor.JSON201.ID)
+		}
+		aliases, err := c.ListPersonAliasesWithResponse(ctx, survivor.JSON201.ID, nil)
+		want(t, "aliases", aliases, err, 200)
+		if items := aliases.JSON200.Items; len(items) != 1 || items[0].From != twin.JSON201.ID || items[0].Value != "dup-b" {
+			t.Fatalf("aliases after the merge: %+v, want dup-b from %s", items, twin.JSON201.ID)
+		}
+
 		doc, err := apitest.Document()
 		if err != nil {
 			t.Fatal(err)
