@@ -104,6 +104,23 @@ var copiedTables = []string{"accounts", "api_keys", "tags", "custom_fields", "pr
 	"person_field_values", "breadcrumbs", "webhooks", "webhook_secrets", "bursts", "deliveries", "delivery_attempts",
 	"webhook_attempt_counts", "erasures", "suppression_secrets", "suppressions"}
 
+// filledSource is an SQLite instance filled (fill) and folded: its file,
+// a connection of the test's own to it, and its accounts.
+func filledSource(t *testing.T) (src string, raw *sql.DB, accounts []string) {
+	t.Helper()
+	src = testenv.SQLite.NewDatabase(t)
+	st := testenv.SQLite.Open(t, src)
+	raw = testenv.SQLite.Raw(t, src)
+	rc := webhooktest.NewReceiver(t) // never called: no worker runs here
+	cfg := apitest.DefaultConfig()
+	cfg.Webhook = webhooktest.Settings(rc)
+	accounts = fill(t, apitest.NewOn(t, st, apitest.WithConfig(cfg)), rc, raw)
+	if err := st.(interface{ FoldTimelines(context.Context) error }).FoldTimelines(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return src, raw, accounts
+}
+
 // TestRoundTrip: an instance transferred from SQLite to PostgreSQL and back
 // holds, in every table copied, every row with every column as it was; the
 // change feed in the same order; and, once folded, the same timelines and
@@ -112,16 +129,7 @@ func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pg := testenv.Postgres.NewDatabase(t)
-	src := testenv.SQLite.NewDatabase(t)
-	st := testenv.SQLite.Open(t, src)
-	raw := testenv.SQLite.Raw(t, src)
-	rc := webhooktest.NewReceiver(t) // never called: no worker runs here
-	cfg := apitest.DefaultConfig()
-	cfg.Webhook = webhooktest.Settings(rc)
-	accounts := fill(t, apitest.NewOn(t, st, apitest.WithConfig(cfg)), rc, raw)
-	if err := st.(interface{ FoldTimelines(context.Context) error }).FoldTimelines(ctx); err != nil {
-		t.Fatal(err)
-	}
+	src, raw, accounts := filledSource(t)
 	checkEveryColumnHolds(t, raw)
 
 	rep, err := transfer.Run(ctx, transfer.Options{From: src, To: pg, Batch: 7})
@@ -424,16 +432,7 @@ func TestThroughPgBouncer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	bounced := testenv.PgBouncer.NewDatabase(t)
-	src := testenv.SQLite.NewDatabase(t)
-	st := testenv.SQLite.Open(t, src)
-	raw := testenv.SQLite.Raw(t, src)
-	rc := webhooktest.NewReceiver(t)
-	cfg := apitest.DefaultConfig()
-	cfg.Webhook = webhooktest.Settings(rc)
-	accounts := fill(t, apitest.NewOn(t, st, apitest.WithConfig(cfg)), rc, raw)
-	if err := st.(interface{ FoldTimelines(context.Context) error }).FoldTimelines(ctx); err != nil {
-		t.Fatal(err)
-	}
+	src, raw, accounts := filledSource(t)
 
 	if _, err := transfer.Run(ctx, transfer.Options{From: src, To: bounced}); err != nil {
 		t.Fatalf("sqlite to postgres through pgbouncer: %v", err)
