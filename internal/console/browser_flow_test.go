@@ -108,7 +108,7 @@ func seed(t *testing.T, e *env) seeded {
 // filters persons, opens one, edits it (and is shown the API's problem
 // beside the field it refused), attaches a tag, uses the catalogue and the
 // webhooks, erases a person with its identifiers suppressed and lifts a
-// suppression, and signs out. Every screen is held to axe-core (nothing serious or
+// suppression, merges a duplicate into a person, and signs out. Every screen is held to axe-core (nothing serious or
 // critical, in the light scheme and the dark) and must show no script
 // error, no failed load and nothing the Content-Security-Policy refused;
 // each is photographed. PDS_CONSOLE_SCREENSHOTS=DIR keeps the pictures in
@@ -220,6 +220,7 @@ func TestConsoleInChromium(t *testing.T) {
 		b.do("desktop", chromedp.EmulateViewport(1280, 900))
 
 		erasureFlow(t, e, b, s)
+		mergeFlow(t, e, b, s)
 
 		// Sign out.
 		b.submit("sign out", `form.signout button`)
@@ -417,4 +418,40 @@ func erasureFlow(t *testing.T, e *env, b *tab, s seeded) {
 	if strings.Contains(b.text(), sups[0].Hash) {
 		t.Error("the lifted suppression is still listed")
 	}
+}
+
+// mergeFlow merges a duplicate into a person through its page: named by
+// external id, the confirmation says what moves, and the merge shows the
+// survivor with the duplicate's identifier and breadcrumbs; the merged id
+// then answers the merged problem, which links to the survivor.
+func mergeFlow(t *testing.T, e *env, b *tab, s seeded) {
+	t.Helper()
+	ctx := context.Background()
+	kept, dup := duplicates(t, e, s.account, "grace")
+	b.open(e.url, "/console/persons/"+kept.ID)
+	b.do("name it by external id", chromedp.SetValue(chromedp.ID("merge-by"), "external_id"))
+	b.set("merge-other", "crm-grace")
+	b.submit("find the duplicate", `section[aria-labelledby=merge-heading] button[type=submit]`)
+	b.wantText("the merge's confirmation", "What moves", dup.ID, "crm-grace: becomes this person's own",
+		"grace.work@merge.test: becomes an alias of this person", "2 breadcrumbs")
+	b.check("merge")
+	b.set("other", "nobody@merge.test")
+	b.do("name it by email", chromedp.SetValue(chromedp.ID("by"), "email"))
+	b.submit("find nobody", `form[aria-label="Find the person to merge"] button[type=submit]`)
+	b.wantText("the refused find", "Not Found", "404")
+	b.check("merge-refused")
+	b.set("other", "crm-grace")
+	b.do("name it by external id", chromedp.SetValue(chromedp.ID("by"), "external_id"))
+	b.submit("find the duplicate", `form[aria-label="Find the person to merge"] button[type=submit]`)
+	b.submit("merge", `form[method=post][action$="/merge"] button[type=submit]`)
+	b.wantText("the survivor", "Merged:", "grace@merge.test", "crm-grace", "2 in all")
+	b.check("merged")
+	var merged *domain.MergedError
+	if _, err := e.st.GetPerson(ctx, s.account, dup.ID); !errors.As(err, &merged) || merged.MergedInto != kept.ID {
+		t.Fatalf("the merged person reads: %v", err)
+	}
+	b.open(e.url, "/console/persons/"+dup.ID)
+	b.wantText("the merged id", "was merged into", "Open the person it was merged into")
+	b.submit("follow to the survivor", `div.problem a`)
+	b.wantText("the survivor again", "grace@merge.test", "crm-grace")
 }

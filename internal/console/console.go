@@ -67,6 +67,7 @@ func (s *Server) routes() {
 	s.page("GET "+Prefix+"/{$}", "", s.overview)
 	s.personRoutes()
 	s.erasureRoutes()
+	s.mergeRoutes()
 	s.catalogRoutes()
 	s.webhookRoutes()
 	s.keyRoutes()

@@ -44,7 +44,15 @@
 // Erasure (erasure.go, under persons:erase) is offered on the person page
 // only to a key with that scope; its confirmation (confirmErase) counts what
 // goes (Store.PersonRecord; breadcrumbs and pending deliveries as the lists
-// count them) and shows identifiers only to a key with persons:read. The
+// count them) and shows identifiers only to a key with persons:read.
+// The merge (merge.go, under persons:write, the scope of Merge Persons) is
+// offered on the person page: the operator names the duplicate by id, or
+// by email or external id as List Persons' lookup finds it (which needs
+// persons:read too); its page (confirmMerge, a GET that changes nothing)
+// names what moves, each identifier's fate decided by
+// service.MergeIdentifier, the tags the survivor lacks and the breadcrumbs,
+// before its button posts the merge (Store.MergePersons) and leads to the
+// survivor. A merged id's problem page links to its survivor. The
 // suppressions screen pages Store.ListSuppressions and lifts one with
 // Store.DeleteSuppression. The keys page, under keys:write, the one scope no
 // API operation needs, mints with service.NewKey and revokes with
@@ -57,7 +65,7 @@
 // # Tests
 //
 // console_test.go (sessions, scopes, accounts, forms from elsewhere),
-// erasure_test.go, scopes_test.go (TestEveryPageShowsWhatTheAPIAnswersTheKey:
+// erasure_test.go, merge_test.go, scopes_test.go (TestEveryPageShowsWhatTheAPIAnswersTheKey:
 // a key of each single scope, and one of every scope, on every page, against
 // what the API answers it), throttle_test.go, and TestConsoleInChromium
 // (browser_*_test.go: Debian's Chromium over chromedp, axe-core on every

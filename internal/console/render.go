@@ -203,6 +203,7 @@ var notices = map[string]string{
 	"deleted":           "Deleted.",
 	"redelivered":       "Redelivery queued: it is attempted at once.",
 	"requeued":          "Every failed delivery since then is queued again, attempted at once.",
+	"merged":            "Merged: the other person is part of this one now, and its identifiers find this one.",
 	"erased":            "Erased: the person and everything held for it are gone.",
 	"erased-suppressed": "Erased, and its identifiers are suppressed: an upsert, breadcrumb or import that names one is refused.",
 	"lifted":            "Suppression lifted: writes that name that identifier are accepted again.",

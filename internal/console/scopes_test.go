@@ -183,6 +183,12 @@ func consolePages(m marked, now time.Time) []consolePage {
 		// nothing); its identifiers show as Get Person answers them.
 		{path: "/console/persons/" + m.person + "/erase", required: []apiCall{{method: http.MethodDelete, path: "/persons/" + m.person + "?suppress=maybe"}},
 			shows: []apiCall{get("/persons/" + m.person)}},
+		// Merging, which the page offers, takes persons:write (merging the
+		// person into itself, which the API refuses, tells whether the key
+		// may, merging nothing); the person kept shows its identifiers as
+		// Get Person answers them.
+		{path: "/console/persons/" + m.person + "/merge", required: []apiCall{{method: http.MethodPost, path: "/persons/" + m.person + "/merge",
+			body: `{"from": "` + m.person + `"}`}}, shows: []apiCall{get("/persons/" + m.person)}},
 		{path: "/console/suppressions", required: []apiCall{get("/suppressions")}},
 		// Counting the failed deliveries is a read of the log; redelivering
 		// them a write (a body it refuses tells whether the key may).
@@ -283,6 +289,8 @@ func TestEveryPageShowsWhatTheAPIAnswersTheKey(t *testing.T) {
 					// API's delivery has it.
 					var ofThePerson []string
 					switch {
+					case strings.HasSuffix(cp.path, "/merge"):
+						ofThePerson = []string{m.markers["email"], m.markers["external id"]}
 					case strings.HasSuffix(cp.path, "/erase"):
 						ofThePerson = []string{m.markers["email"], m.markers["external id"], m.markers["phone"]}
 					case strings.HasPrefix(cp.path, "/console/persons/"):
