@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pds-dev/pds/internal/testenv"
@@ -13,7 +14,8 @@ import (
 // TestExportThenImportRoundTrips: what GET /persons/export writes, pds
 // import persons takes as it is, and into the account it came from it puts
 // every person back as exported, so the export that follows is the same,
-// byte for byte; imported once more, it changes nothing.
+// byte for byte (a survivor's aliases too, which the import leaves as they
+// are); imported once more, it changes nothing.
 func TestExportThenImportRoundTrips(t *testing.T) {
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		db := eng.NewDatabase(t)
@@ -43,7 +45,14 @@ func TestExportThenImportRoundTrips(t *testing.T) {
 				"first_name": "Ada", "phone": "+44 20 7946 0000", "custom_fields": map[string]any{"score": 5}}, 201)["id"].(string)
 			call("POST", "/persons/"+ada+"/tags", map[string]any{"tag_ids": []string{vip}}, 200)
 			bob := call("POST", "/persons", map[string]any{"external_id": "crm-2", "last_name": "Babbage"}, 201)["id"].(string)
+			// A duplicate merged into Bob: his line carries its external id
+			// as an alias, which the import reads and leaves as it is.
+			dup := call("POST", "/persons", map[string]any{"external_id": "crm-3", "email": "charles@example.org"}, 201)["id"].(string)
+			call("POST", "/persons/"+bob+"/merge", map[string]any{"from": dup}, 200)
 			exported := export()
+			if !strings.Contains(string(exported), `"aliases":[{"kind":"external_id","value":"crm-3","from":"`+dup+`"`) {
+				t.Fatalf("the export does not carry the merged duplicate's alias:\n%s", exported)
+			}
 			if err := os.WriteFile(file, exported, 0o600); err != nil {
 				t.Fatal(err)
 			}

@@ -29,8 +29,8 @@ Each line follows Upsert Person: it matches by external_id, then email, then f_i
 creates a person; an identifier another person holds, an unknown or archived tag, or an
 unknown custom field fails the import at that line.
 
-The lines of GET /persons/export are taken as they are ("id", "date_created" and
-"date_last_seen" too). Into the account they were exported from, a line whose id is a
+The lines of GET /persons/export are taken as they are ("id", "date_created",
+"date_last_seen" and "aliases" too; aliases are not restored: pds transfer copies them). Into the account they were exported from, a line whose id is a
 person of the account restores that person exactly as exported: identifiers, names,
 phone, its custom values and tags exactly those of the line (others removed), and its
 dates; a person already so is unchanged. Into another account, ids are kept only where
@@ -172,6 +172,11 @@ type personLine struct {
 	ID           *string      `json:"id"`
 	DateCreated  *domain.Time `json:"date_created"`
 	DateLastSeen *domain.Time `json:"date_last_seen"`
+	// Aliases, on the line of a person others were merged into, are read
+	// (strictly, as the export writes them) and left out: they belong to
+	// a merge the database imported into has not seen, and writing them
+	// would make identifiers resolve to a person that no merge there made.
+	Aliases []domain.PersonAlias `json:"aliases"`
 }
 
 // decodePersonLine reads and checks one line as POST /persons reads and

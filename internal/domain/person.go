@@ -59,6 +59,10 @@ type Person struct {
 	TagNames     []string
 	DateCreated  time.Time
 	DateLastSeen time.Time
+	// Aliases are the identifiers of persons merged into this one, oldest
+	// merge first, read only by the export (its lines carry them): the
+	// Person representation and the webhook data keep their members.
+	Aliases []PersonAlias
 }
 
 // Address is the postal address of a person; every key is always present on

@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -139,6 +141,29 @@ func TestMergePersons(t *testing.T) {
 		env.run()
 		if last := wantRequests(t, rcOther, 3)[2]; !json.Valid(last.Body) || last.Header.Get("Service-Event") != "person.updated" {
 			t.Fatalf("the survivor's burst: %s %s", last.Header.Get("Service-Event"), last.Body)
+		}
+
+		// The export carries the survivor's aliases, as listed; a line of a
+		// person without any has no such member (apitest has checked every
+		// line against PersonExportLine).
+		env.Post(key, "/persons", map[string]any{"email": "plain@x.test"}).Want(201)
+		exported := 0
+		for line := range bytes.Lines(env.Get(reader, "/persons/export").Want(200).Body) {
+			var l map[string]any
+			if err := json.Unmarshal(line, &l); err != nil {
+				t.Fatal(err)
+			}
+			exported++
+			as, has := l["aliases"]
+			switch {
+			case l["id"] == a.ID && (!has || fmt.Sprint(as) != fmt.Sprint(items)):
+				t.Fatalf("the survivor's export line %s: aliases %v, want %v", line, as, items)
+			case l["id"] != a.ID && has:
+				t.Fatalf("a line of a person without aliases carries them: %s", line)
+			}
+		}
+		if exported != 2 {
+			t.Fatalf("the export has %d lines, want the survivor and one other", exported)
 		}
 
 		env.Delete(key, "/persons/"+a.ID+"?suppress=true").Want(204)

@@ -18,7 +18,8 @@ func AppendCompactLine(dst []byte, p *domain.Person) []byte {
 
 // AppendExportLine appends a line of GET /persons/export: the compact
 // representation with f_id after external_id (Exported(p)), so that the
-// export holds every identifier a restore (pds import persons) matches on.
+// export holds every identifier a restore (pds import persons) matches on,
+// and the person's aliases when it has any.
 func AppendExportLine(dst []byte, p *domain.Person) []byte {
 	return appendLine(dst, p, true)
 }
@@ -68,7 +69,32 @@ func appendLine(dst []byte, p *domain.Person, withFID bool) []byte {
 	dst = domain.AppendTime(dst, p.DateCreated)
 	dst = append(dst, `","date_last_seen":"`...)
 	dst = domain.AppendTime(dst, p.DateLastSeen)
-	return append(dst, "\"}\n"...)
+	dst = append(dst, '"')
+	if withFID && len(p.Aliases) > 0 {
+		dst = appendAliases(dst, p.Aliases)
+	}
+	return append(dst, "}\n"...)
+}
+
+// appendAliases appends an export line's aliases member, as ExportedPerson
+// encodes it.
+func appendAliases(dst []byte, aliases []domain.PersonAlias) []byte {
+	dst = append(dst, `,"aliases":[`...)
+	for i, a := range aliases {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"kind":`...)
+		dst = appendString(dst, a.Kind)
+		dst = append(dst, `,"value":`...)
+		dst = appendString(dst, a.Value)
+		dst = append(dst, `,"from":`...)
+		dst = appendString(dst, a.From)
+		dst = append(dst, `,"date_merged":"`...)
+		dst = domain.AppendTime(dst, a.DateMerged.Time)
+		dst = append(dst, `"}`...)
+	}
+	return append(dst, ']')
 }
 
 func appendText(dst []byte, s *string) []byte {

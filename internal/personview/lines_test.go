@@ -43,6 +43,14 @@ func TestAppendCompactLineMatchesEncoder(t *testing.T) {
 				p.CustomFields[pick()+pick()] = pick()
 			}
 		}
+		// Aliases, which only the export's line carries, for a person
+		// merged into in one line of four.
+		if rng.IntN(4) == 0 {
+			for range 1 + rng.IntN(3) {
+				p.Aliases = append(p.Aliases, domain.PersonAlias{Kind: "email", Value: pick(), From: pick(),
+					DateMerged: domain.T(time.UnixMilli(rng.Int64N(1 << 46)).Add(time.Duration(rng.IntN(1e6))))})
+			}
+		}
 		want.Reset()
 		if err := enc.Encode(Compact(&p)); err != nil {
 			t.Fatal(err)

@@ -57,6 +57,10 @@ type ExportedPerson struct {
 	TagIDs       []string          `json:"tag_ids"`
 	DateCreated  domain.Time       `json:"date_created"`
 	DateLastSeen domain.Time       `json:"date_last_seen"`
+	// Aliases are the identifiers of persons merged into this one
+	// (domain.Person.Aliases); absent when it has none, so that the line
+	// of a person never merged into is as it always was.
+	Aliases []domain.PersonAlias `json:"aliases,omitempty"`
 }
 
 // Exported renders a line of the export.
@@ -64,7 +68,7 @@ func Exported(p *domain.Person) ExportedPerson {
 	c := Compact(p)
 	return ExportedPerson{ID: c.ID, Email: c.Email, ExternalID: c.ExternalID, FID: p.FID, FirstName: c.FirstName,
 		LastName: c.LastName, Phone: c.Phone, CustomFields: c.CustomFields, TagIDs: c.TagIDs,
-		DateCreated: c.DateCreated, DateLastSeen: c.DateLastSeen}
+		DateCreated: c.DateCreated, DateLastSeen: c.DateLastSeen, Aliases: p.Aliases}
 }
 
 // ExtendedPerson is the extended view: every key always present, a value the

@@ -1204,8 +1204,15 @@ type PersonDeleted struct {
 }
 
 // PersonExportLine A line of Export Persons: the compact person (`Person`) and its `f_id`, every identifier
-// Upsert Person matches on, so that `pds import persons` restores the person from it.
+// Upsert Person matches on, so that `pds import persons` restores the person from it; and,
+// for a person others were merged into, its `aliases` (as List Person Aliases answers them,
+// oldest merge first), absent for a person that has none, whose line is as it always was.
+// `pds import persons` takes a line with `aliases` and leaves them out: they belong to a merge
+// that the database imported into has not seen (`pds transfer` copies them).
 type PersonExportLine struct {
+	// Aliases The identifiers of persons merged into this one that still find it; absent when none.
+	Aliases []PersonAlias `json:"aliases,omitempty"`
+
 	// CustomFields The values the person holds for live Person custom fields, keyed by the field's public
 	// `key`, each as stored: always a string (`5` is `"5"`, `true` is `"true"`, a list is its
 	// JSON text such as `"[\"a\",\"b\"]"`). Values of archived fields are kept but not shown.
@@ -3396,7 +3403,8 @@ type ClientInterface interface {
 	//
 	// Streams every person of the account as `application/x-ndjson`: one compact person and
 	// its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
-	// last person. `pds import persons` takes these lines as they are: into the same account
+	// last person. A person that others were merged into also carries its `aliases`; the line
+	// of any other has no such member. `pds import persons` takes these lines as they are: into the same account
 	// each restores its person as exported. The server
 	// reads the account a chunk at a time as it sends, in constant memory; each person appears
 	// once, as it stood when the export began.
@@ -4518,7 +4526,8 @@ func (c *Client) ListPersonChanges(ctx context.Context, params *ListPersonChange
 //
 // Streams every person of the account as `application/x-ndjson`: one compact person and
 // its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
-// last person. `pds import persons` takes these lines as they are: into the same account
+// last person. A person that others were merged into also carries its `aliases`; the line
+// of any other has no such member. `pds import persons` takes these lines as they are: into the same account
 // each restores its person as exported. The server
 // reads the account a chunk at a time as it sends, in constant memory; each person appears
 // once, as it stood when the export began.
@@ -8279,7 +8288,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Streams every person of the account as `application/x-ndjson`: one compact person and
 	// its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
-	// last person. `pds import persons` takes these lines as they are: into the same account
+	// last person. A person that others were merged into also carries its `aliases`; the line
+	// of any other has no such member. `pds import persons` takes these lines as they are: into the same account
 	// each restores its person as exported. The server
 	// reads the account a chunk at a time as it sends, in constant memory; each person appears
 	// once, as it stood when the export began.
@@ -14504,7 +14514,8 @@ func (c *ClientWithResponses) ListPersonChangesWithResponse(ctx context.Context,
 //
 // Streams every person of the account as `application/x-ndjson`: one compact person and
 // its `f_id` (the `PersonExportLine` schema) per line, ordered by `id`, and nothing after the
-// last person. `pds import persons` takes these lines as they are: into the same account
+// last person. A person that others were merged into also carries its `aliases`; the line
+// of any other has no such member. `pds import persons` takes these lines as they are: into the same account
 // each restores its person as exported. The server
 // reads the account a chunk at a time as it sends, in constant memory; each person appears
 // once, as it stood when the export began.

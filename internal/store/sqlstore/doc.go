@@ -295,7 +295,8 @@
 // of persons_account_id (account_id, id), the filters checked on each row
 // walked (an index on last_seen_at would sort every chunk), then the
 // chunk's tags and values in one statement each over the same range
-// (Dialect.JoinsAsWritten, Dialect.OpenRange). The person report
+// (Dialect.JoinsAsWritten, Dialect.OpenRange), and its survivors' aliases
+// in one range of person_aliases over the chunk's ids (exportAliases). The person report
 // (person_report.go) reads a person's record in one snapshot, then its
 // breadcrumbs and deliveries as keyset pages, never an OFFSET, the bound
 // written as scalars both engines seek to.

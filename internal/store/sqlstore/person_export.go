@@ -42,7 +42,49 @@ func (s *Store) exportChunk(ctx context.Context, q querier, accountID string, se
 	if err != nil {
 		return nil, err
 	}
-	return persons, s.exportDetails(ctx, q, accountID, sel, persons)
+	if err := s.exportDetails(ctx, q, accountID, sel, persons); err != nil {
+		return nil, err
+	}
+	return persons, exportAliases(ctx, q, accountID, sel.After, persons)
+}
+
+// exportAliases attaches the aliases of a chunk's persons: one range of
+// person_aliases_person over the chunk's ids (after to its last), in the
+// chunk's snapshot. Aliases are few (one per identifier merged away), so
+// the range holds few rows whatever the filters; those of persons the
+// filters left out of the chunk are skipped here.
+func exportAliases(ctx context.Context, q querier, accountID, after string, ps []domain.Person) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	type owned struct {
+		person string
+		alias  domain.PersonAlias
+	}
+	rows, err := queryAll(ctx, q, func(sc scanner) (owned, error) {
+		var (
+			o  owned
+			at int64
+		)
+		err := sc.Scan(&o.person, &o.alias.Kind, &o.alias.Value, &o.alias.From, &at)
+		o.alias.DateMerged = domain.T(domain.FromMillis(at))
+		return o, err
+	}, `SELECT person_id, kind, value, from_id, merged_at FROM person_aliases
+		WHERE account_id = $1 AND person_id > $2 AND person_id <= $3 ORDER BY person_id, merged_at, kind, value`,
+		accountID, after, ps[len(ps)-1].ID)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	byID := make(map[string]*domain.Person, len(ps))
+	for i := range ps {
+		byID[ps[i].ID] = &ps[i]
+	}
+	for _, o := range rows {
+		if p := byID[o.person]; p != nil {
+			p.Aliases = append(p.Aliases, o.alias)
+		}
+	}
+	return nil
 }
 
 // exportRange is the condition on persons p of an export: the account's

@@ -433,4 +433,5 @@ func testMergePersons(t *testing.T, newStore NewStore) {
 			t.Fatalf("the merged email finds %+v, %v", ps, err)
 		}
 	})
+	mergeExportCases(t, st)
 }
