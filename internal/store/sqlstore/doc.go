@@ -170,7 +170,10 @@
 // from every other breadcrumb of the account that names them (clearNamed);
 // deletes the person; and writes the erasure record, the suppressions and
 // one person.deleted delivery per active subscription that lists it, due at
-// once. On PostgreSQL it is one transaction (Dialect.EraseChunk is 0). On
+// once. The persons merged into it are erased with it (eraseMerged): their
+// aliases, their merge records, the markers in their earlier deliveries,
+// and an erasure record each (erased_with naming the person; not listed),
+// so that no redelivery sends a marker where a delivery of theirs was. On PostgreSQL it is one transaction (Dialect.EraseChunk is 0). On
 // SQLite, where every transaction holds the one write lock, the breadcrumbs
 // go in chunks of their own transactions (erasePart): the first chunk that
 // leaves some behind writes an erasure_purges row and the last deletes it,

@@ -102,7 +102,7 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 	if err := clearNamed(ctx, q, accountID, email, externalID, fID); err != nil {
 		return domain.Erasure{}, false, err
 	}
-	aliased, err := eraseMerged(ctx, q, accountID, personID, now)
+	aliased, merged, err := eraseMerged(ctx, q, accountID, personID, now)
 	if err != nil {
 		return domain.Erasure{}, false, err
 	}
@@ -127,6 +127,16 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 		VALUES ($1, $2, $3, $4, $5, $6)`, rec.ID, accountID, personID, rec.KeyID, rec.Suppressed, now.UnixMilli()); err != nil {
 		return domain.Erasure{}, false, err
 	}
+	// Each id merged into the person is erased with it: a record of its
+	// own, which a redelivery asks for as for the person's (the deliveries
+	// made for it before its merge carry markers now and are never sent
+	// again), not listed (erased_with names the erasure asked for).
+	for _, id := range merged {
+		if _, err := q.exec(ctx, `INSERT INTO erasures (id, account_id, person_id, key_id, suppressed, erased_at, erased_with)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, domain.NewID("ers"), accountID, id, rec.KeyID, rec.Suppressed, now.UnixMilli(), personID); err != nil {
+			return domain.Erasure{}, false, err
+		}
+	}
 	return rec, true, announceErasure(ctx, q, subs[accountID], accountID, personID, now)
 }
 
@@ -135,33 +145,34 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 // them as the person's own identifiers are, the records of the ids merged
 // into it (which then answer a plain 404), and the deliveries made for
 // those ids before their merge, as the person's own. It returns the
-// aliases as values to suppress, should the erasure suppress.
-func eraseMerged(ctx context.Context, q querier, accountID, personID string, now time.Time) ([]domain.SuppressedValue, error) {
+// aliases as values to suppress, should the erasure suppress, and the ids
+// merged into the person.
+func eraseMerged(ctx context.Context, q querier, accountID, personID string, now time.Time) ([]domain.SuppressedValue, []string, error) {
 	aliases, err := aliasesOf(ctx, q, accountID, personID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var values []domain.SuppressedValue
 	for _, a := range aliases {
 		var named [3]sql.NullString
 		k := slices.Index(domain.AliasKinds, a.Kind)
 		if k < 0 {
-			return nil, fmt.Errorf("sqlstore: an alias of kind %q", a.Kind)
+			return nil, nil, fmt.Errorf("sqlstore: an alias of kind %q", a.Kind)
 		}
 		named[k] = sql.NullString{String: a.Value, Valid: true}
 		if err := clearNamed(ctx, q, accountID, named[1], named[0], named[2]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		values = append(values, domain.SuppressedValues(strPtr(named[1]), strPtr(named[0]), strPtr(named[2]), nil)...)
 	}
 	merged, err := queryAll(ctx, q, scanString, `SELECT person_id FROM person_merges WHERE account_id = $1 AND merged_into = $2
 		ORDER BY person_id`, accountID, personID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, id := range merged {
 		if err := eraseDeliveries(ctx, q, accountID, id, now); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, stmt := range []string{
@@ -169,10 +180,10 @@ func eraseMerged(ctx context.Context, q querier, accountID, personID string, now
 		`DELETE FROM person_merges WHERE account_id = $1 AND merged_into = $2`,
 	} {
 		if _, err := q.exec(ctx, stmt, accountID, personID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return values, nil
+	return values, merged, nil
 }
 
 // deleteBreadcrumbs deletes up to chunk of the person's breadcrumbs (all
@@ -415,10 +426,12 @@ func (s *Store) DeleteSuppression(ctx context.Context, accountID, id string) (er
 	return nil
 }
 
-// ListErasures returns a page of the account's erasures, newest first.
+// ListErasures returns a page of the account's erasures, newest first:
+// those asked for, not the records of the ids merged into an erased
+// person (erased_with), which it erased with it.
 func (s *Store) ListErasures(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Erasure, _ int, err error) {
 	defer named("ListErasures", &err)
-	return listPage(ctx, s.reader(), `id, person_id, key_id, erased_at, suppressed`, `erasures WHERE account_id = $1`,
+	return listPage(ctx, s.reader(), `id, person_id, key_id, erased_at, suppressed`, `erasures WHERE account_id = $1 AND erased_with IS NULL`,
 		`erased_at DESC, id DESC`, []any{accountID}, p, func(sc scanner) (domain.Erasure, error) {
 			var e domain.Erasure
 			var at int64

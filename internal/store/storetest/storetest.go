@@ -53,6 +53,7 @@ var suites = []suite{
 	{"persons_list", testListPersons},
 	{"persons_list_newest", testListPersonsNewestFirst},
 	{"persons_merge", testMergePersons},
+	{"persons_merge_redelivery", testMergeRedelivery},
 	{"persons_restore", testRestorePersons},
 	{"persons_tags", testPersonTags},
 	{"rate", testRate},

@@ -90,6 +90,10 @@ func fill(t *testing.T, env *apitest.Env, rc *webhooktest.Receiver, raw *sql.DB)
 		`INSERT INTO webhook_secrets (webhook_id, version, secret, retired_at) SELECT id, 0, 'whsec_old', 13 FROM webhooks`,
 		`INSERT INTO webhook_attempt_counts (webhook_id, hour, succeeded, failed, errors)
 			SELECT id, 3600000, 1, 2, 3 FROM webhooks`,
+		// The record of an id merged into an erased person, erased with it.
+		`INSERT INTO erasures (id, account_id, person_id, key_id, suppressed, erased_at, erased_with)
+			SELECT 'ers_merged', account_id, 'per_merged', key_id, suppressed, erased_at, person_id FROM erasures
+			WHERE id = (SELECT MIN(id) FROM erasures)`,
 		`UPDATE person_changes SET merged_into = 'per_other' WHERE deleted = 1 AND person_id = (SELECT MIN(person_id) FROM person_changes WHERE deleted = 1)`,
 	} {
 		if _, err := raw.Exec(q); err != nil {
