@@ -1352,7 +1352,7 @@ type PersonTombstone struct {
 	DateDeleted DateTime `json:"date_deleted"`
 	ID          string   `json:"id"`
 
-	// MergedInto The person this one was merged into, when it was.
+	// MergedInto The person this one was merged into, when it was: the current survivor (a later merge of that survivor moves the tombstone to the end again, naming the new one).
 	MergedInto *string `json:"merged_into,omitempty"`
 }
 
@@ -3518,7 +3518,9 @@ type ClientInterface interface {
 	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+	// move to the end of the change feed with the merged person's, so that a follower reads the
+	// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 	// into this person again answers 200 with the survivor and changes nothing. Erasing the
 	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 	// lifts or bypasses a suppression.
@@ -3546,7 +3548,9 @@ type ClientInterface interface {
 	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+	// move to the end of the change feed with the merged person's, so that a follower reads the
+	// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 	// into this person again answers 200 with the survivor and changes nothing. Erasing the
 	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 	// lifts or bypasses a suppression.
@@ -4701,7 +4705,9 @@ func (c *Client) ListPersonAliases(ctx context.Context, personID string, params 
 // merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 // moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 // `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+// move to the end of the change feed with the merged person's, so that a follower reads the
+// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 // into this person again answers 200 with the survivor and changes nothing. Erasing the
 // survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 // lifts or bypasses a suppression.
@@ -4739,7 +4745,9 @@ func (c *Client) MergePersonsWithBody(ctx context.Context, personID string, cont
 // merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 // moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 // `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+// move to the end of the change feed with the merged person's, so that a follower reads the
+// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 // into this person again answers 200 with the survivor and changes nothing. Erasing the
 // survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 // lifts or bypasses a suppression.
@@ -8411,7 +8419,9 @@ type ClientWithResponsesInterface interface {
 	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+	// move to the end of the change feed with the merged person's, so that a follower reads the
+	// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 	// into this person again answers 200 with the survivor and changes nothing. Erasing the
 	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 	// lifts or bypasses a suppression.
@@ -8439,7 +8449,9 @@ type ClientWithResponsesInterface interface {
 	// merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 	// moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 	// `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-	// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+	// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+	// move to the end of the change feed with the merged person's, so that a follower reads the
+	// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 	// into this person again answers 200 with the survivor and changes nothing. Erasing the
 	// survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 	// lifts or bypasses a suppression.
@@ -14673,7 +14685,9 @@ func (c *ClientWithResponses) ListPersonAliasesWithResponse(ctx context.Context,
 // merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 // moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 // `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+// move to the end of the change feed with the merged person's, so that a follower reads the
+// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 // into this person again answers 200 with the survivor and changes nothing. Erasing the
 // survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 // lifts or bypasses a suppression.
@@ -14707,7 +14721,9 @@ func (c *ClientWithResponses) MergePersonsWithBodyWithResponse(ctx context.Conte
 // merged person becomes a tombstone whose `deleted` carries `merged_into`, and the survivor
 // moves to the end. The merged id then answers 404 `urn:pds:problem:merged` with
 // `merged_into`. Chains resolve: merging a person that absorbed others moves their aliases
-// on, and `merged_into` always names the current survivor. Merging a `from` already merged
+// on, and `merged_into` always names the current survivor; their tombstones, now naming it,
+// move to the end of the change feed with the merged person's, so that a follower reads the
+// new `merged_into` (their `date_deleted` becomes the merge's time). Merging a `from` already merged
 // into this person again answers 200 with the survivor and changes nothing. Erasing the
 // survivor erases its aliases too (and suppresses them with `?suppress=true`). A merge never
 // lifts or bypasses a suppression.

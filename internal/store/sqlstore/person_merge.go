@@ -27,7 +27,9 @@ import (
 //   - one person.merged delivery per subscription listing the event.
 //
 // A chain (C, which absorbed B, merged into A) moves B's aliases and
-// merge record on to A, so that each always names the current survivor.
+// merge record on to A, so that each always names the current survivor,
+// and moves B's tombstone, now naming A, to the end of the feed with C's:
+// a follower that read B's tombstone naming C reads it again.
 // The writes that create a person in one statement (createUnlessHeld,
 // createMany) or match one outside a transaction cannot resolve an alias
 // in that statement: an account with any alias is marked for them as one
@@ -151,6 +153,15 @@ func mergeInTx(ctx context.Context, q querier, accountID, survivorID, fromID str
 	now := w.Now.UnixMilli()
 	attrs, aliases := mergedAttributes(sv, m)
 
+	// The ids the merged person absorbed (a chain): their tombstones name
+	// the survivor from now on, and move to the end of the feed with the
+	// merged person's, so that a follower that read them reads them again.
+	absorbed, err := queryAll(ctx, q, scanString, `SELECT person_id FROM person_merges WHERE account_id = $1 AND merged_into = $2
+		ORDER BY person_id`, accountID, fromID)
+	if err != nil {
+		return nil, err
+	}
+
 	// What hangs from the merged person, in the lock order: breadcrumbs
 	// (same ids, so idempotency keys keep resolving to the same records),
 	// tag links in tag id order, custom values (the survivor's win), then
@@ -189,6 +200,13 @@ func mergeInTx(ctx context.Context, q querier, accountID, survivorID, fromID str
 	} {
 		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
 			return nil, err
+		}
+	}
+	for _, id := range absorbed {
+		for _, stmt := range q.s.dialect.Changes.Touch {
+			if _, err := q.exec(ctx, stmt, accountID, id, now); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The delete made the merged person's entry a tombstone; it tells

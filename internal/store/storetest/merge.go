@@ -434,4 +434,5 @@ func testMergePersons(t *testing.T, newStore NewStore) {
 		}
 	})
 	mergeExportCases(t, st)
+	mergeChainFeedCases(t, st)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
@@ -75,5 +76,38 @@ func mergeExportCases(t *testing.T, st store.Store) {
 			t.Fatal(err)
 		}
 		check("the snapshot", snap, a.ID, d.ID, plain.ID)
+	})
+}
+
+// mergeChainFeedCases: when C, which absorbed B, is merged into A, a
+// follower of the change feed that read B's tombstone (merged into C)
+// reads it again, merged into A, with C's, before A's entry.
+func mergeChainFeedCases(t *testing.T, st store.Store) {
+	t.Run("a chain moves the absorbed tombstones to the end", func(t *testing.T) {
+		c := newPersonCase(t, st)
+		f := &feed{c: c}
+		a, _ := c.upsert(domain.PersonUpsert{Email: set("a@example.test")})
+		cc, _ := c.upsert(domain.PersonUpsert{Email: set("c@example.test")})
+		b, _ := c.upsert(domain.PersonUpsert{Email: set("b@example.test")})
+		c.merge(cc.ID, b.ID)
+		f.read(100)
+		c.advance(time.Second)
+		c.merge(a.ID, cc.ID)
+		got := f.read(100)
+		into := map[string]string{}
+		for _, e := range got {
+			if e.Deleted != nil && e.Deleted.MergedInto != nil {
+				into[e.PersonID] = *e.Deleted.MergedInto
+			}
+		}
+		if len(got) != 3 || into[b.ID] != a.ID || into[cc.ID] != a.ID || got[2].PersonID != a.ID || got[2].Person == nil {
+			t.Fatalf("the feed after the chain's merge: %v (merged into %v); want the tombstones of %s and %s, merged into %s, then %s",
+				ids(got), into, b.ID, cc.ID, a.ID, a.ID)
+		}
+		for _, e := range got[:2] {
+			if !e.Deleted.At.Equal(c.now()) {
+				t.Errorf("tombstone of %s changed at %v, want the merge's time %v", e.PersonID, e.Deleted.At, c.now())
+			}
+		}
 	})
 }
