@@ -61,7 +61,9 @@
 // uniqueness of the account is checked (lockAccount: an import, a new custom
 // field; never the account row, whose key every new person and breadcrumb
 // shares); the persons' rows by id (lockPerson, lockHolders for a batch or
-// an import's chunk, all before any is written); their tag links in tag id
+// an import's chunk, all before any is written, the survivors its
+// identifiers resolve to as aliases among them; a merge's two persons);
+// their tag links in tag id
 // order; their custom values; their outbox rows. Dialect.LockPerson is FOR
 // NO KEY UPDATE, the lock an UPDATE of the person takes anyway, which leaves
 // the foreign-key checks of rows referring to the person free. An erasure

@@ -17,9 +17,10 @@ import (
 //     or a uniqueness of the account before inserting (lockAccount: an
 //     import, a new custom field), never the account row itself, whose
 //     key every new person and breadcrumb must be able to share;
-//  2. the persons' rows, by id (lockPerson, lockHolders), before anything
-//     else of them; on PostgreSQL a person's person_seen row is written only
-//     by the triggers of persons (migration 00200), under the person's row;
+//  2. the persons' rows, by id (lockPerson, lockHolders, a merge's two),
+//     before anything else of them; on PostgreSQL a person's person_seen
+//     row is written only by the triggers of persons (migration 00200),
+//     under the person's row;
 //  3. their tag links, in tag id order (AddPersonTags sorts the ids; the
 //     persons_seen_moved trigger moves a person's links only under its row);
 //  4. their custom field values;
@@ -34,6 +35,25 @@ import (
 // the worker's close does after its outbox rows), then writes its
 // deliveries: subscriptions before deliveries, as the recorder locks them. A writer that matched the person before the erasure and finds it
 // gone at its own lock runs again (ConflictErased).
+//
+// A merge (person_merge.go) takes both persons' rows first, in id order,
+// whichever survives: the survivor's FOR NO KEY UPDATE (it is updated), the
+// merged person's FOR UPDATE (it is deleted, so that its new breadcrumbs
+// and tag links wait, then find it gone and run again onto the survivor,
+// as after an erasure). Then, in the order above: the merged person's
+// breadcrumbs move; its tag links are copied to the survivor in tag id
+// order and deleted; its custom values likewise, by field id; both outbox
+// rows are locked in person id order, the merged person's deleted and the
+// survivor's written by its change; then the subscriptions FOR SHARE and
+// the person.merged deliveries, as an erasure writes its own. The rows of
+// the ids the merged person absorbed (its aliases, merge records and feed
+// entries) have no person row of their own; they are written only under
+// the lock of the person they resolve to, which the merge holds.
+//
+// A batch or an import's chunk locks, with the holders of its identifiers,
+// the survivors its identifiers resolve to as aliases (holdersLockQuery):
+// an item matched through an alias writes the survivor, which would
+// otherwise be locked by that item alone, out of the batch's order.
 //
 // The webhook worker's close takes outbox rows first, by person id, but a
 // batch's close never waits for one a writer holds (lockBursts skips it;

@@ -185,6 +185,10 @@ func mergeInTx(ctx context.Context, q querier, accountID, survivorID, fromID str
 			SELECT account_id, $2, field_id, value FROM person_field_values WHERE account_id = $1 AND person_id = $3
 			ORDER BY field_id ON CONFLICT (person_id, field_id) DO NOTHING`, both},
 		{`DELETE FROM person_field_values WHERE account_id = $1 AND person_id = $2`, merged},
+		// Both outbox rows, by person id (the lock order), before the
+		// merged person's goes and the survivor's is written; nothing to
+		// lock where writes do not run in parallel.
+		{lockBothBursts(q), both},
 		{`DELETE FROM bursts WHERE account_id = $1 AND person_id = $2`, merged},
 		// The person counted out where it was last seen, as an erasure does.
 		{`INSERT INTO timeline_deltas (account_id, series, key, at_ms, n) VALUES ($1, 'persons', '', $2, -1)`,
@@ -198,6 +202,9 @@ func mergeInTx(ctx context.Context, q querier, accountID, survivorID, fromID str
 		{`UPDATE person_merges SET merged_into = $2 WHERE account_id = $1 AND merged_into = $3`, both},
 		{`UPDATE person_aliases SET person_id = $2 WHERE account_id = $1 AND person_id = $3`, both},
 	} {
+		if st.sql == "" {
+			continue
+		}
 		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
 			return nil, err
 		}
@@ -249,6 +256,15 @@ func mergeInTx(ctx context.Context, q querier, accountID, survivorID, fromID str
 		return nil, err
 	}
 	return getPerson(ctx, q, accountID, survivorID)
+}
+
+// lockBothBursts is the statement that locks the outbox rows of a merge's
+// two persons ($2, $3) in person id order, "" where nothing is locked.
+func lockBothBursts(q querier) string {
+	if q.s.dialect.LockRows == "" {
+		return ""
+	}
+	return `SELECT person_id FROM bursts WHERE account_id = $1 AND person_id IN ($2, $3) ORDER BY person_id` + q.s.dialect.LockRows
 }
 
 // alias is one identifier a merge makes an alias of the survivor.

@@ -54,6 +54,7 @@ var suites = []suite{
 	{"persons_list_newest", testListPersonsNewestFirst},
 	{"persons_merge", testMergePersons},
 	{"persons_merge_redelivery", testMergeRedelivery},
+	{"persons_merge_batches", testMergeBatches},
 	{"persons_restore", testRestorePersons},
 	{"persons_tags", testPersonTags},
 	{"rate", testRate},
