@@ -42,7 +42,7 @@ func (m *measure) erasureRows() {
 		m.fail("%s: %v", name, err)
 		return
 	}
-	ids, err := m.erasedPersons(n)
+	ids, err := m.lastSeededWithCrumbs(n, erasedCrumbs)
 	if err != nil {
 		m.fail("%s: %v", name, err)
 		return
@@ -114,10 +114,10 @@ func (m *measure) sequentialAt(name, note string, count int, next func(i int) re
 	return m.loadRow(name, note, 1, count, time.Hour, next, nil)
 }
 
-// erasedPersons adds erasedCrumbs breadcrumbs to each of the last n seeded
-// persons, written as the seed writes its own (their triggers keep the
-// counts), and returns their ids.
-func (m *measure) erasedPersons(n int) ([]string, error) {
+// lastSeededWithCrumbs adds crumbs breadcrumbs to each of the last n
+// seeded persons, written as the seed writes its own (their triggers keep
+// the counts), and returns their ids: the erasure's and the merge's rows.
+func (m *measure) lastSeededWithCrumbs(n, crumbs int) ([]string, error) {
 	db, err := rawDB(m.engine, m.database)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (m *measure) erasedPersons(n int) ([]string, error) {
 			m.fx.account, seedExternalID(i)).Scan(&id); err != nil {
 			return nil, fmt.Errorf("seeded person %d: %w", i, err)
 		}
-		if err := addBreadcrumbs(m.ctx, db, m.fx.account, id, erasedCrumbs); err != nil {
+		if err := addBreadcrumbs(m.ctx, db, m.fx.account, id, crumbs); err != nil {
 			return nil, err
 		}
 		ids = append(ids, id)

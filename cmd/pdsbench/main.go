@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof of this program (the load generator) on this address while running (e.g. 127.0.0.1:6060)")
 	fs.BoolVar(&c.keepDatabase, "keep", false, "keep the run's directory (the SQLite file, the servers' logs) and the PostgreSQL schema, their names printed, for inspection")
 	fs.StringVar(&c.reuse, "reuse", "", "measure again the database a --keep run left, named by the fixture.json it printed (one engine)")
-	only := fs.String("only", "", "measure only these rows, by number (e.g. 2,4); the import row comes with a seed")
+	only := fs.String("only", "", "measure only these rows, by number (e.g. 2,4; 15 is the merge row, which it adds to --rows); the import row comes with a seed")
 	fs.StringVar(&c.peer, "peer", "", "base URL of a PocketBase to compare creates and reads with (--rows peer), e.g. http://127.0.0.1:8090")
 	fs.StringVar(&c.peerAdmin, "peer-admin", "", "the PocketBase superuser's email:password, with which --rows peer makes its collection")
 	rowsFlag := fs.String("rows", "scale", "comma list of row groups to measure: "+strings.Join(rowGroupNames(), ", "))
@@ -113,10 +113,14 @@ func run(ctx context.Context, args []string) error {
 	if *only != "" {
 		c.only = map[string]bool{}
 		for _, n := range strings.Split(*only, ",") {
-			if !slices.Contains([]string{"1", "2", "3", "4", "5", "6", "8", "14"}, n) {
-				return fmt.Errorf("--only takes row numbers 1-6, 8 and 14, not %q", n)
+			if !slices.Contains([]string{"1", "2", "3", "4", "5", "6", "8", "14", mergeRow}, n) {
+				return fmt.Errorf("--only takes row numbers 1-6, 8, 14 and %s, not %q", mergeRow, n)
 			}
 			c.only[n] = true
+		}
+		// The merge's row is a group of its own: naming it runs it.
+		if c.only[mergeRow] && !slices.Contains(c.rows, mergeGroup) {
+			c.rows = append(c.rows, mergeGroup)
 		}
 	}
 	if c.reuse != "" && len(c.engines) != 1 {

@@ -103,10 +103,12 @@ func parseRows(v string) ([]string, error) {
 func (m *measure) all() {
 	m.warmUp()
 	// The import's row adds persons that the exact totals of the other
-	// rows do not count: it comes last but for the erasures, which take
-	// away seeded persons the other rows pick.
+	// rows do not count: it comes last but for the erasures and then the
+	// merges, which take away seeded persons the other rows pick.
 	groups := slices.Clone(m.c.rows)
-	late := func(g string) int { return boolOrder(g == importGroup) + 2*boolOrder(g == erasureGroup) }
+	late := func(g string) int {
+		return boolOrder(g == importGroup) + 2*boolOrder(g == erasureGroup) + 3*boolOrder(g == mergeGroup)
+	}
 	slices.SortStableFunc(groups, func(a, b string) int { return late(a) - late(b) })
 	for _, group := range groups {
 		if run, ok := rowGroups[group]; ok {
