@@ -116,6 +116,25 @@ func TestMergeIsConfirmedThenDone(t *testing.T) {
 			t.Fatalf("a refused merge merged: %v", err)
 		}
 
+		// A key that may merge but read nothing: the confirmation names the
+		// ids alone, none of what the reads it lacks would answer.
+		blind, _ := e.key(acc, domain.ScopePersonsWrite)
+		bb := e.browser()
+		bb.signIn(blind)
+		page := bb.get(path + "/merge?by=id&other=" + dup.ID)
+		text = tagsOut.ReplaceAllString(page.body, "")
+		if page.status != http.StatusOK || !strings.Contains(text, "Merge "+dup.ID+" into this person") {
+			t.Fatalf("persons:write alone: %d\n%s", page.status, text)
+		}
+		for _, hidden := range []string{"ada@merge.test", "crm-ada", "ada.work@merge.test", "1 tags", "2 breadcrumbs"} {
+			if strings.Contains(text, hidden) {
+				t.Errorf("persons:write alone is shown %q", hidden)
+			}
+		}
+		if page := bb.get(path + "/merge?by=email&other=ada.work@merge.test"); page.status != http.StatusForbidden {
+			t.Errorf("a lookup by email without persons:read: %d", page.status)
+		}
+
 		// Another account's key: both persons are absent.
 		foreignKey, _ := e.key(other, domain.ScopePersonsRead, domain.ScopePersonsWrite)
 		fb := e.browser()
