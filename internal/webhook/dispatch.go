@@ -360,6 +360,7 @@ func (l *makerLease) take(person string, ds []domain.Delivery, active []domain.W
 			job.TargetURL, job.Secret = sub.TargetURL, sub.Secret
 			job.SignatureScheme, job.CurrentSecret, job.Previous = sub.SignatureScheme, sub.Secret, sub.Previous
 			job.LocalListener, job.ListenerHost = sub.LocalListener, sub.ListenerHost
+			job.Headers, job.MaxPerSecond = sub.Headers, sub.MaxPerSecond
 			leased = append(leased, job)
 		}
 		out = append(out, job)

@@ -633,10 +633,12 @@ func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time)
 	if err != nil {
 		return 0, nil, 0, err
 	}
+	setCustomHeaders(req.Header, job.Headers)
 	if err := setAttemptHeaders(req.Header, job, at); err != nil {
 		return 0, nil, 0, err
 	}
 	headers := sentHeaders(req.Header)
+	redactCustom(headers, job.Headers)
 	client := w.client
 	if job.LocalListener {
 		client = w.local

@@ -409,7 +409,8 @@ func (s *Store) ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob
 func leasedJobs(ctx context.Context, q querier, token string) ([]domain.DeliveryJob, error) {
 	rows, err := q.query(ctx, `SELECT `+deliveryColumns+`, d.body, w.target_url,
 			COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret),
-			w.local_listener, w.listener_host, w.signature_scheme, w.secret, w.previous_secret, w.previous_secret_until
+			w.local_listener, w.listener_host, w.signature_scheme, w.secret, w.previous_secret, w.previous_secret_until,
+			w.headers, w.max_per_second
 		FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
 		LEFT JOIN webhook_secrets ws ON ws.webhook_id = d.webhook_id AND ws.version = d.secret_version
 		WHERE d.lease_token = $1 ORDER BY d.next_attempt_at, d.id`, token)
@@ -423,9 +424,13 @@ func leasedJobs(ctx context.Context, q querier, token string) ([]domain.Delivery
 		var body string
 		var previous sql.NullString
 		var previousUntil sql.NullInt64
+		var headers sql.NullString
 		d, err := scanDelivery(rows, &body, &job.TargetURL, &job.Secret, &job.LocalListener, &job.ListenerHost,
-			&job.SignatureScheme, &job.CurrentSecret, &previous, &previousUntil)
+			&job.SignatureScheme, &job.CurrentSecret, &previous, &previousUntil, &headers, &job.MaxPerSecond)
 		if err != nil {
+			return nil, err
+		}
+		if job.Headers, err = q.s.openHeaders(d.WebhookID, headers); err != nil {
 			return nil, err
 		}
 		job.Previous = retiredSecret(previous, previousUntil)
