@@ -283,3 +283,20 @@ type PendingRound struct {
 	RoundAttempts int
 	NextAttemptAt time.Time
 }
+
+// WebhookDisabledData is the data of a webhook.disabled delivery: the
+// subscription pds deactivated, never a person.
+type WebhookDisabledData struct {
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	TargetURL    string  `json:"target_url"`
+	LastError    *string `json:"last_error"`
+	DateDisabled Time    `json:"date_disabled"`
+}
+
+// Body is the delivery body of a webhook.disabled delivery.
+func (d WebhookDisabledData) Body(deliveryID string, created time.Time) json.RawMessage {
+	data, _ := json.Marshal(d) // strings and a time always marshal
+	body, _ := json.Marshal(Envelope{ID: deliveryID, Event: EventWebhookDisabled, Created: T(created), Data: data})
+	return body
+}

@@ -180,4 +180,7 @@ type WebhookBacklog struct {
 	// OldestDue is the due time of the oldest pending delivery that is due
 	// at the time asked about; nil when none is.
 	OldestDue *time.Time
+	// Inactive counts the inactive subscriptions by disabled reason
+	// (domain.DisabledFailures, DisabledGone, DisabledManual).
+	Inactive map[string]int
 }

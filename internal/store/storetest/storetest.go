@@ -63,6 +63,7 @@ var suites = []suite{
 	{"webhook_attempt_headers", testAttemptHeaders},
 	{"webhook_deliveries", testWebhookDeliveries},
 	{"webhook_delivery_log", testDeliveryLog},
+	{"webhook_disabled", testWebhookDisabled},
 	{"webhook_outbox", testWebhookOutbox},
 	{"webhook_redeliver_failed", testRedeliverFailed},
 	{"webhook_retention", testWebhookRetention},
