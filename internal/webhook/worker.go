@@ -37,6 +37,12 @@ type Jobs interface {
 	FinishAttempts(ctx context.Context, done []store.FinishedAttempt) error
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
 	PruneChanges(ctx context.Context, before time.Time, batch int) (int, error)
+	// LeaseRate and PruneRate keep the per-second budgets of
+	// subscriptions with max_per_second in the database (rate_windows),
+	// shared by every instance, as the API keys' budgets are
+	// (ratelimit.Counter).
+	LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error)
+	PruneRate(ctx context.Context, before time.Time) error
 	// Classify tells a database that cannot serve for now from a defect
 	// (store.Store.Classify).
 	Classify(err error) error
@@ -288,6 +294,9 @@ func (w *Worker) pruneIfDue(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("prune deliveries: %w", err)
+	}
+	if err := w.pruneRateWindows(ctx, now); err != nil {
+		return fmt.Errorf("prune rate windows: %w", err)
 	}
 	// The change feed's tombstones, as old as its cursors may be.
 	tombstones := now.Add(-w.s.ChangeRetention)
@@ -565,8 +574,10 @@ func (w *Worker) build(ctx context.Context, b domain.Burst, active []domain.Webh
 // lease has run out. Within its lease no other instance can claim the
 // delivery, so the attempt's record (which needs the lease token) is
 // always written. It reports how long the attempt took (0: not started).
-func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) (time.Duration, bool) {
-	at := w.clock.Now()
+func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob, at time.Time) (time.Duration, bool) {
+	if at.IsZero() {
+		at = w.clock.Now()
+	}
 	if job.LocalListener && job.ListenerHost != w.s.Host {
 		// Claims and makers never hand it one; its target is another
 		// machine's loopback. Its lease runs out and that host's
