@@ -33,11 +33,11 @@ func (sub *subState) deactivated(ctx context.Context, q querier, job domain.Deli
 	listeners, err := queryAll(ctx, q, func(sc scanner) (domain.Webhook, error) {
 		var w domain.Webhook
 		var events string
-		if err := sc.Scan(&w.ID, &events, &w.SecretVersion); err != nil {
+		if err := sc.Scan(&w.ID, &events, &w.SecretVersion, &w.IncludeChanges); err != nil {
 			return w, err
 		}
 		return w, json.Unmarshal([]byte(events), &w.Events)
-	}, `SELECT id, events, secret_version FROM webhooks WHERE account_id = $1 AND is_active = $2 AND id <> $3 ORDER BY id`,
+	}, `SELECT id, events, secret_version, include_changes FROM webhooks WHERE account_id = $1 AND is_active = $2 AND id <> $3 ORDER BY id`,
 		job.AccountID, true, job.WebhookID)
 	if err != nil {
 		return err
@@ -56,9 +56,13 @@ func (sub *subState) deactivated(ctx context.Context, q querier, job domain.Deli
 // disabledDelivery is the webhook.disabled delivery to w: about no person.
 func disabledDelivery(accountID string, w domain.Webhook, data domain.WebhookDisabledData, now time.Time) domain.Delivery {
 	id := domain.NewDeliveryID()
+	body := data.Body(id, now)
+	if w.IncludeChanges {
+		body = domain.WithChanges(body, nil)
+	}
 	return domain.Delivery{
 		ID: id, AccountID: accountID, WebhookID: w.ID, Event: domain.EventWebhookDisabled,
-		Body: data.Body(id, now), SecretVersion: w.SecretVersion, Status: domain.DeliveryPending,
+		Body: body, SecretVersion: w.SecretVersion, Status: domain.DeliveryPending,
 		NextAttemptAt: &now, CreatedAt: now,
 	}
 }

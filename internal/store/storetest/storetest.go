@@ -33,6 +33,7 @@ var suites = []suite{
 	{"console", testConsole},
 	{"contention", testContention},
 	{"custom_fields", testCustomFields},
+	{"delivered_states", testDeliveredStates},
 	{"erasure", testErasure},
 	{"erasure_clears_named_identifiers", testErasureClearsNamedIdentifiers},
 	{"erasure_concurrent", testErasureConcurrent},
