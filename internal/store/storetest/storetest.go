@@ -58,6 +58,7 @@ var suites = []suite{
 	{"persons_tags", testPersonTags},
 	{"rate", testRate},
 	{"secrets_sealed", testSecretsSealed},
+	{"secrets_sealed_headers", testHeadersSealed},
 	{"tag_holder_counts", testTagHolderCounts},
 	{"tags", testTags},
 	{"webhook_attempt_counts", testAttemptCounts},
