@@ -36,22 +36,27 @@ func (s *Store) WebhookBacklog(ctx context.Context, now time.Time) (_ store.Webh
 }
 
 // inactiveByReason counts the inactive subscriptions of every account by
-// why they are inactive; a subscription is a small row, and few are.
+// why they are inactive, in the index webhooks_inactive.
 func inactiveByReason(ctx context.Context, q querier) (map[string]int, error) {
 	out := map[string]int{domain.DisabledFailures: 0, domain.DisabledGone: 0, domain.DisabledManual: 0}
-	rows, err := q.query(ctx, `SELECT COALESCE(disabled_reason, $1), COUNT(*) FROM webhooks WHERE is_active = $2
-		GROUP BY COALESCE(disabled_reason, $1)`, domain.DisabledManual, false)
+	rows, err := q.query(ctx, `SELECT disabled_reason, COUNT(*) FROM webhooks WHERE is_active = $1
+		GROUP BY disabled_reason`, false)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var reason string
+		var reason sql.NullString
 		var n int
 		if err := rows.Scan(&reason, &n); err != nil {
 			return nil, err
 		}
-		out[reason] = n
+		// No reason: switched off before reasons were kept, by its owner.
+		r := domain.DisabledManual
+		if reason.Valid {
+			r = reason.String
+		}
+		out[r] += n
 	}
 	return out, rows.Err()
 }
