@@ -67,7 +67,7 @@ type subQueue struct {
 	grant rateGrant
 }
 
-// queue appends a claimed or made delivery; the caller holds mu.
+// push queues a claimed or made delivery; the caller holds mu.
 func (q *subQueue) push(job domain.DeliveryJob) {
 	q.queue = append(q.queue, job)
 	q.limit = job.MaxPerSecond
@@ -430,8 +430,9 @@ func (d *dispatcher) startReady() {
 		at  time.Time // the attempt's start, for one counted in a second's budget
 	}
 	type lease struct {
-		id               string
-		limit, want, sec int
+		id          string
+		limit, want int
+		sec         int64
 	}
 	var (
 		start  []starting
@@ -454,7 +455,7 @@ func (d *dispatcher) startReady() {
 					if !q.grant.take(now) {
 						if !q.grant.leasing {
 							q.grant.leasing = true
-							leases = append(leases, lease{id, limit, min(len(q.queue), bound-q.inflight), int(now.Unix())})
+							leases = append(leases, lease{id, limit, min(len(q.queue), bound-q.inflight), now.Unix()})
 						}
 						kept = append(kept, id)
 						continue
@@ -480,7 +481,7 @@ func (d *dispatcher) startReady() {
 	}
 	d.mu.Unlock()
 	for _, l := range leases {
-		go d.leaseRate(l.id, l.limit, l.want, int64(l.sec))
+		go d.leaseRate(l.id, l.limit, l.want, l.sec)
 	}
 	for _, s := range start {
 		go d.run(s.job, s.at)

@@ -43,6 +43,8 @@ type Jobs interface {
 	// (ratelimit.Counter).
 	LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error)
 	PruneRate(ctx context.Context, before time.Time) error
+	// DeliveredStates and KeepDeliveredStates hold what changes compares
+	// with (changes.go).
 	DeliveredStates(ctx context.Context, accountID string, personIDs []string) (map[string]domain.TrackedMembers, error)
 	KeepDeliveredStates(ctx context.Context, accountID string, states map[string]domain.TrackedMembers) error
 	// Classify tells a database that cannot serve for now from a defect
@@ -472,7 +474,9 @@ func (r rendered) of(b domain.Burst) (json.RawMessage, error) {
 }
 
 // preRender renders the persons of the bursts that an active subscription
-// of their account listens to (the burst's event in its events).
+// of their account listens to (the burst's event in its events), and every
+// person of an account with a subscription that includes changes, whose
+// kept states it reads as the bursts' starts.
 func (w *Worker) preRender(ctx context.Context, bursts []domain.Burst, now time.Time) (rendered, error) {
 	r := rendered{data: map[string]json.RawMessage{}, wanted: map[string]bool{}, keep: map[string]bool{},
 		starts: map[string]domain.TrackedMembers{}}
