@@ -4206,7 +4206,13 @@ type ClientInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4235,7 +4241,13 @@ type ClientInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4258,8 +4270,10 @@ type ClientInterface interface {
 
 	// UpdateWebhookWithBody Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -4278,8 +4292,10 @@ type ClientInterface interface {
 
 	// UpdateWebhook Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -5568,7 +5584,13 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5607,7 +5629,13 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5660,8 +5688,10 @@ func (c *Client) GetWebhook(ctx context.Context, id string, reqEditors ...Reques
 
 // UpdateWebhookWithBody Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -5690,8 +5720,10 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, id string, contentTy
 
 // UpdateWebhook Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -9117,7 +9149,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9146,7 +9184,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9173,8 +9217,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithBodyWithResponse Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -9193,8 +9239,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithResponse Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -15486,7 +15534,13 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15521,7 +15575,13 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15566,8 +15626,10 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, id str
 
 // UpdateWebhookWithBodyWithResponse Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -15592,8 +15654,10 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 
 // UpdateWebhookWithResponse Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
