@@ -42,35 +42,76 @@ func TestOfficialLibrariesVerifyARunningServer(t *testing.T) {
 	t.Parallel()
 	testenv.ForEach(t, func(t *testing.T, eng testenv.Engine) {
 		rc := webhooktest.NewReceiver(t)
+		rc.Respond(func(_ int, r *http.Request) int {
+			if r.URL.Path == "/gone" {
+				return http.StatusGone
+			}
+			return http.StatusNoContent
+		})
 		caFile := filepath.Join(t.TempDir(), "receiver.pem")
 		if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Server.Certificate().Raw}), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		var first, second webhooktest.Request
+		var first, second, updated, disabled webhooktest.Request
 		var old, current string
+		const token = "Bearer s3cr3t-token-0123456789"
 		serveOnce(t, eng.NewDatabase(t), func(base, key string) {
 			call := apiCaller(t, base, key)
+			// The standard subscription's deliveries (its target's path).
+			mine := func() []webhooktest.Request {
+				var out []webhooktest.Request
+				for _, q := range rc.Requests() {
+					if q.Path != "/gone" {
+						out = append(out, q)
+					}
+				}
+				return out
+			}
 			await := func(n int) webhooktest.Request {
 				t.Helper()
 				deadline := time.Now().Add(30 * time.Second)
-				for len(rc.Requests()) < n {
+				for len(mine()) < n {
 					if time.Now().After(deadline) {
 						t.Fatalf("delivery %d did not come within 30 s", n)
 					}
 					time.Sleep(20 * time.Millisecond)
 				}
-				return rc.Requests()[n-1]
+				return mine()[n-1]
 			}
+			// Its own headers and the changes member ride along (issue 67).
 			hook := call("POST", "/webhooks", map[string]any{"name": "standard", "target_url": rc.URL,
-				"events": []string{"person.created"}, "signature_scheme": "standard-webhooks"}, 201)
+				"events": []string{"person.created", "person.updated", "webhook.disabled"}, "signature_scheme": "standard-webhooks",
+				"headers": map[string]string{"Authorization": token}, "include_changes": true}, 201)
 			old = hook["secret"].(string)
 			call("POST", "/persons", map[string]any{"email": "ada@x.test"}, 201)
 			first = await(1)
 			rotated := call("POST", "/webhooks/"+hook["id"].(string)+"/rotate-secret", nil, 200)
 			current = rotated["secret"].(string)
-			call("POST", "/persons", map[string]any{"email": "grace@x.test"}, 201)
+			grace := call("POST", "/persons", map[string]any{"email": "grace@x.test"}, 201)
 			second = await(2)
+			call("PATCH", "/persons/"+grace["id"].(string), map[string]any{"email": "grace.hopper@x.test"}, 200)
+			updated = await(3)
+			// Another subscription retired by a 410: the standard one hears of it.
+			call("POST", "/webhooks", map[string]any{"name": "doomed", "target_url": rc.Server.URL + "/gone",
+				"events": []string{"person.created"}}, 201)
+			call("POST", "/persons", map[string]any{"email": "linus@x.test"}, 201)
+			for _, q := range []webhooktest.Request{await(4), await(5)} {
+				if q.Header.Get(webhookverify.HeaderEvent) == "webhook.disabled" {
+					disabled = q
+				}
+			}
 		}, "--webhook-allow-private", "--webhook-ca-file", caFile, "--webhook-window", "100ms")
+		if disabled.Body == nil {
+			t.Fatal("no webhook.disabled delivery")
+		}
+		for _, q := range []webhooktest.Request{first, second, updated, disabled} {
+			if q.Header.Get("Authorization") != token {
+				t.Fatalf("a delivery came without the subscription's header: %v", q.Header)
+			}
+		}
+		if !bytes.Contains(updated.Body, []byte(`"changes":["email"]`)) || !bytes.Contains(first.Body, []byte(`"changes":[]`)) {
+			t.Fatalf("changes: created %s, updated %s", first.Body, updated.Body)
+		}
 
 		tampered := func(b []byte) []byte { return bytes.Replace(b, []byte("x.test"), []byte("y.test"), 1) }
 		stranger := webhook.NewSecret()
@@ -82,6 +123,8 @@ func TestOfficialLibrariesVerifyARunningServer(t *testing.T) {
 			{Name: "the rotation's overlap, the receiver holding the previous secret", Headers: second.Header, Body: second.Body, Secrets: []string{old}, ok: true},
 			{Name: "the rotation's overlap, the receiver holding the new secret", Headers: second.Header, Body: second.Body, Secrets: []string{current}, ok: true},
 			{Name: "the rotation's overlap, the body tampered with", Headers: second.Header, Body: tampered(second.Body), Secrets: []string{old, current}},
+			{Name: "an update with the subscription's headers and changes", Headers: updated.Header, Body: updated.Body, Secrets: []string{current}, ok: true},
+			{Name: "webhook.disabled", Headers: disabled.Header, Body: disabled.Body, Secrets: []string{current}, ok: true},
 		}
 		for i := range cases {
 			cases[i].Now = signedAt(t, cases[i].Headers)

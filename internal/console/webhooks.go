@@ -34,13 +34,16 @@ const hours = 24
 // secret, but its hint, as every read after the creating one.
 type subscriptionView struct {
 	domain.Webhook
-	Hint  string
-	Chart chart
+	Hint string
+	// HeaderHints are its headers' names with masked values; the values
+	// themselves are cleared, as the secret is.
+	HeaderHints map[string]string
+	Chart       chart
 }
 
 func viewSubscription(w domain.Webhook) subscriptionView {
-	v := subscriptionView{Webhook: w, Hint: webhook.Hint(w.Secret)}
-	v.Secret = ""
+	v := subscriptionView{Webhook: w, Hint: webhook.Hint(w.Secret), HeaderHints: webhook.HeaderHints(w.Headers)}
+	v.Secret, v.Headers = "", nil
 	return v
 }
 
@@ -116,11 +119,20 @@ type secretView struct {
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	form := values(r)
 	name, target, scheme := form.Get("name"), form.Get("target_url"), form.Get("signature_scheme")
-	err := service.MayDirectDeliveries(v.key, formEvents(form))
+	changes := form.Get("include_changes") == "true"
+	headers, err := formHeaders(form)
+	var rate *int
+	if err == nil {
+		rate, err = formRate(form)
+	}
+	if err == nil {
+		err = service.MayDirectDeliveries(v.key, formEvents(form))
+	}
 	var hook domain.Webhook
 	if err == nil {
 		hook, err = s.cfg.Webhook.NewSubscription(r.Context(), v.key.AccountID, domain.WebhookUpdate{
-			Name: &name, TargetURL: &target, Events: formEvents(form), SignatureScheme: &scheme}, s.now())
+			Name: &name, TargetURL: &target, Events: formEvents(form), SignatureScheme: &scheme,
+			Headers: headers, MaxPerSecond: rate, IncludeChanges: &changes}, s.now())
 	}
 	if err == nil {
 		err = s.store.CreateWebhook(r.Context(), hook)
@@ -231,7 +243,17 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, v *viewer
 	}
 	name, active := form.Get("name"), form.Get("is_active") == "true"
 	scheme := form.Get("signature_scheme")
-	u := domain.WebhookUpdate{Name: &name, IsActive: &active, SignatureScheme: &scheme}
+	changes := form.Get("include_changes") == "true"
+	u := domain.WebhookUpdate{Name: &name, IsActive: &active, SignatureScheme: &scheme, IncludeChanges: &changes}
+	// Headers are shown masked, so the form cannot send them back: an
+	// empty field keeps them, and a checkbox removes them.
+	u.Headers, err = formHeaders(form)
+	if err == nil && u.Headers == nil && form.Get("remove_headers") == "true" {
+		u.Headers = map[string]string{}
+	}
+	if err == nil {
+		u.MaxPerSecond, err = formRate(form)
+	}
 	// The form sends every field; only a target or events that differ
 	// from the subscription's are a change of where deliveries go.
 	if target := form.Get("target_url"); target != hook.TargetURL {
@@ -240,7 +262,9 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, v *viewer
 	if events := formEvents(form); !sameEvents(events, hook.Events) {
 		u.Events = events
 	}
-	err = service.MayChangeSubscription(v.key, hook, u)
+	if err == nil {
+		err = service.MayChangeSubscription(v.key, hook, u)
+	}
 	if err == nil {
 		err = s.cfg.Webhook.CheckSubscription(ctx, u)
 	}
@@ -284,6 +308,10 @@ type deliveryView struct {
 	// Body is the body as sent, indented for reading; empty for a key that
 	// may not read the person it holds (viewer.SeesDeliveryBody).
 	Body string
+	// Changes is the body's changes member (HasChanges: it has one), for
+	// the same key.
+	Changes    []string
+	HasChanges bool
 	// Emails holds the person's email, for a key that may read it.
 	Emails map[string]string
 }
@@ -302,9 +330,13 @@ func (s *Server) delivery(w http.ResponseWriter, r *http.Request, v *viewer) err
 		return err
 	}
 	var body bytes.Buffer
-	if v.SeesDeliveryBody() && json.Indent(&body, d.Body, "", "  ") != nil {
-		body.Reset()
-		body.Write(d.Body)
+	var changes []string
+	if v.SeesDeliveryBody() {
+		changes = deliveryChanges(d.Body)
+		if json.Indent(&body, d.Body, "", "  ") != nil {
+			body.Reset()
+			body.Write(d.Body)
+		}
 	}
 	slices.Reverse(attempts) // the latest first, as the log
 	emails, err := s.personEmails(ctx, v, []domain.Delivery{*d})
@@ -312,7 +344,7 @@ func (s *Server) delivery(w http.ResponseWriter, r *http.Request, v *viewer) err
 		return err
 	}
 	s.render(w, r, v, http.StatusOK, "delivery", "Delivery "+d.ID, deliveryView{
-		Subscription: viewSubscription(*hook), Delivery: d, Attempts: attempts, Body: body.String(), Emails: emails})
+		Subscription: viewSubscription(*hook), Delivery: d, Attempts: attempts, Body: body.String(), Changes: changes, HasChanges: changes != nil, Emails: emails})
 	return nil
 }
 

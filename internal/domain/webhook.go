@@ -9,7 +9,13 @@ import (
 )
 
 // WebhookEvents lists every event a subscription may name (spec section 6).
-var WebhookEvents = []string{EventPersonCreated, EventPersonUpdated, EventPersonDeleted, EventPersonMerged}
+var WebhookEvents = []string{EventPersonCreated, EventPersonUpdated, EventPersonDeleted, EventPersonMerged, EventWebhookDisabled}
+
+// EventWebhookDisabled is told to the account's other subscriptions that
+// list it when pds deactivates a subscription (a failure streak or a 410,
+// never its owner's switch-off). Its data describes that subscription, never
+// a person, so its delivery has no person (Delivery.PersonID is "").
+const EventWebhookDisabled = "webhook.disabled"
 
 // Why a subscription is inactive (decisions.md section 10, plus "manual"
 // for a PATCH {"is_active": false}).
@@ -73,6 +79,15 @@ type Webhook struct {
 	// API; a target_url changed through the API ends it.
 	LocalListener bool
 	ListenerHost  string
+	// Headers are sent on every attempt, beside the signed ones; the
+	// values may be credentials, stored as the secret is and shown only
+	// as hints. Nil or empty: none.
+	Headers map[string]string
+	// MaxPerSecond bounds the attempts all instances together start for
+	// this subscription in one wall-clock second; 0 is no bound.
+	MaxPerSecond int
+	// IncludeChanges adds the top-level changes member to its bodies.
+	IncludeChanges bool
 }
 
 // RetiredSecret is a rotation's previous secret and the end of the overlap
@@ -96,6 +111,11 @@ type WebhookUpdate struct {
 	Events          []string
 	IsActive        *bool
 	SignatureScheme *string
+	// Headers replaces the whole set when non-nil; an empty map removes them.
+	Headers map[string]string
+	// MaxPerSecond: 0 removes the bound.
+	MaxPerSecond   *int
+	IncludeChanges *bool
 }
 
 // Burst is an open run of changes to one person (the outbox row), as a
@@ -115,7 +135,7 @@ type Delivery struct {
 	AccountID      string
 	WebhookID      string
 	Event          string
-	PersonID       string
+	PersonID       string // "" for an event about no person (webhook.disabled)
 	Body           json.RawMessage
 	SecretVersion  int
 	Status         string
@@ -251,6 +271,9 @@ type DeliveryJob struct {
 	// on ListenerHost.
 	LocalListener bool
 	ListenerHost  string
+	// Headers and MaxPerSecond are the subscription's, as it stands.
+	Headers      map[string]string
+	MaxPerSecond int
 }
 
 // PendingRound summarises pending deliveries that share a position in the
@@ -259,4 +282,21 @@ type DeliveryJob struct {
 type PendingRound struct {
 	RoundAttempts int
 	NextAttemptAt time.Time
+}
+
+// WebhookDisabledData is the data of a webhook.disabled delivery: the
+// subscription pds deactivated, never a person.
+type WebhookDisabledData struct {
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	TargetURL    string  `json:"target_url"`
+	LastError    *string `json:"last_error"`
+	DateDisabled Time    `json:"date_disabled"`
+}
+
+// Body is the delivery body of a webhook.disabled delivery.
+func (d WebhookDisabledData) Body(deliveryID string, created time.Time) json.RawMessage {
+	data, _ := json.Marshal(d) // strings and a time always marshal
+	body, _ := json.Marshal(Envelope{ID: deliveryID, Event: EventWebhookDisabled, Created: T(created), Data: data})
+	return body
 }

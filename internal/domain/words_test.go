@@ -10,7 +10,7 @@ func TestChoices(t *testing.T) {
 		{nil, ""},
 		{[]string{"pds"}, `"pds"`},
 		{[]string{"pds", "standard-webhooks"}, `"pds" or "standard-webhooks"`},
-		{WebhookEvents, `"person.created", "person.updated", "person.deleted" or "person.merged"`},
+		{WebhookEvents, `"person.created", "person.updated", "person.deleted", "person.merged" or "webhook.disabled"`},
 	} {
 		if got := Choices(c.in); got != c.want {
 			t.Errorf("Choices(%q) = %s, want %s", c.in, got, c.want)

@@ -20,15 +20,20 @@ type webhookView struct {
 	LastError      *string  `json:"last_error"`
 	SecretHint     string   `json:"secret_hint"`
 	// SignatureScheme: "pds" or "standard-webhooks".
-	SignatureScheme string      `json:"signature_scheme"`
-	DateCreated     domain.Time `json:"date_created"`
+	SignatureScheme string `json:"signature_scheme"`
+	// Headers: each name with a hint of its value (webhook.HeaderHints).
+	Headers        map[string]string `json:"headers"`
+	MaxPerSecond   int               `json:"max_per_second"`
+	IncludeChanges bool              `json:"include_changes"`
+	DateCreated    domain.Time       `json:"date_created"`
 }
 
 func viewWebhook(w *domain.Webhook) webhookView {
 	return webhookView{
 		ID: w.ID, Name: w.Name, TargetURL: w.TargetURL, Events: w.Events, IsActive: w.IsActive,
 		DisabledReason: w.DisabledReason, LastError: w.LastError, SecretHint: webhook.Hint(w.Secret),
-		SignatureScheme: w.SignatureScheme, DateCreated: domain.T(w.CreatedAt),
+		SignatureScheme: w.SignatureScheme, Headers: webhook.HeaderHints(w.Headers), MaxPerSecond: w.MaxPerSecond,
+		IncludeChanges: w.IncludeChanges, DateCreated: domain.T(w.CreatedAt),
 	}
 }
 
@@ -47,7 +52,7 @@ type rotateView struct {
 type deliveryView struct {
 	ID             string       `json:"id"`
 	Event          string       `json:"event"`
-	PersonID       string       `json:"person_id"`
+	PersonID       *string      `json:"person_id"` // null for an event about no person (webhook.disabled)
 	Status         string       `json:"status"`
 	Attempts       int          `json:"attempts"`
 	LastStatusCode *int         `json:"last_status_code"`
@@ -58,8 +63,11 @@ type deliveryView struct {
 
 func viewDelivery(d *domain.Delivery) deliveryView {
 	v := deliveryView{
-		ID: d.ID, Event: d.Event, PersonID: d.PersonID, Status: d.Status, Attempts: d.Attempts,
+		ID: d.ID, Event: d.Event, Status: d.Status, Attempts: d.Attempts,
 		LastStatusCode: d.LastStatusCode, LastError: d.LastError, Created: domain.T(d.CreatedAt),
+	}
+	if d.PersonID != "" {
+		v.PersonID = &d.PersonID
 	}
 	if d.Status == domain.DeliveryPending {
 		v.NextAttemptAt = domain.TP(d.NextAttemptAt)
@@ -84,10 +92,13 @@ type deliveryDetail struct {
 }
 
 type webhookCreate struct {
-	Name            *string  `json:"name"`
-	TargetURL       *string  `json:"target_url"`
-	Events          []string `json:"events"`
-	SignatureScheme *string  `json:"signature_scheme"`
+	Name            *string           `json:"name"`
+	TargetURL       *string           `json:"target_url"`
+	Events          []string          `json:"events"`
+	SignatureScheme *string           `json:"signature_scheme"`
+	Headers         map[string]string `json:"headers"`
+	MaxPerSecond    *int              `json:"max_per_second"`
+	IncludeChanges  *bool             `json:"include_changes"`
 }
 
 type webhookPatch struct {
@@ -96,6 +107,11 @@ type webhookPatch struct {
 	Events          domain.Opt[[]string] `json:"events"`
 	IsActive        domain.Opt[bool]     `json:"is_active"`
 	SignatureScheme domain.Opt[string]   `json:"signature_scheme"`
+	// Headers replaces the whole set; {} removes them.
+	Headers domain.Opt[map[string]string] `json:"headers"`
+	// MaxPerSecond: 0 removes the bound (no member of an update is null).
+	MaxPerSecond   domain.Opt[int]  `json:"max_per_second"`
+	IncludeChanges domain.Opt[bool] `json:"include_changes"`
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -107,7 +123,8 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	hook, err := s.cfg.Webhook.NewSubscription(r.Context(), accountID(r), domain.WebhookUpdate{
-		Name: body.Name, TargetURL: body.TargetURL, Events: body.Events, SignatureScheme: body.SignatureScheme}, s.now())
+		Name: body.Name, TargetURL: body.TargetURL, Events: body.Events, SignatureScheme: body.SignatureScheme,
+		Headers: body.Headers, MaxPerSecond: body.MaxPerSecond, IncludeChanges: body.IncludeChanges}, s.now())
 	if err != nil {
 		return err
 	}
@@ -150,13 +167,20 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 		name string
 		null bool
 	}{{"name", body.Name.Null}, {"target_url", body.TargetURL.Null}, {"events", body.Events.Null}, {"is_active", body.IsActive.Null},
-		{"signature_scheme", body.SignatureScheme.Null}} {
+		{"signature_scheme", body.SignatureScheme.Null}, {"headers", body.Headers.Null}, {"max_per_second", body.MaxPerSecond.Null},
+		{"include_changes", body.IncludeChanges.Null}} {
 		if f.null {
 			return domain.BodyError("/"+f.name, "%s cannot be null; leave it out to keep it unchanged.", f.name)
 		}
 	}
 	u := domain.WebhookUpdate{Name: body.Name.Ptr(), TargetURL: body.TargetURL.Ptr(), IsActive: body.IsActive.Ptr(),
-		SignatureScheme: body.SignatureScheme.Ptr()}
+		SignatureScheme: body.SignatureScheme.Ptr(), MaxPerSecond: body.MaxPerSecond.Ptr(), IncludeChanges: body.IncludeChanges.Ptr()}
+	if body.Headers.Set {
+		u.Headers = body.Headers.Value
+		if u.Headers == nil {
+			u.Headers = map[string]string{}
+		}
+	}
 	if body.Events.Set {
 		u.Events = body.Events.Value
 		if u.Events == nil {

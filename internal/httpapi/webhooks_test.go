@@ -249,7 +249,7 @@ func TestALocalListenerThroughTheAPI(t *testing.T) {
 			t.Fatalf("list %+v", all)
 		}
 		got := env.Get(key, "/webhooks/"+lw.ID).Want(200).Map()
-		if len(got) != 10 || got["target_url"] != lw.TargetURL {
+		if len(got) != 13 || got["target_url"] != lw.TargetURL {
 			t.Fatalf("read %v: the view is the ordinary one", got)
 		}
 		wantInvalid(t, env.Post(key, "/webhooks", map[string]any{"name": "x", "target_url": "http://127.0.0.1:4242/",

@@ -190,6 +190,9 @@ var (
 		"Age of the oldest pending delivery that is due: how far delivery lags (0 when none is due).", nil, nil)
 	burstsDesc = prometheus.NewDesc("pds_webhook_open_bursts",
 		"Bursts of person changes not yet closed into deliveries.", nil, nil)
+	inactiveDesc = prometheus.NewDesc("pds_webhook_subscriptions_inactive",
+		"Inactive webhook subscriptions over every account, by why: failures (a sustained failure streak), gone (410), manual.",
+		[]string{"reason"}, nil)
 	backlogUpDesc = prometheus.NewDesc("pds_webhook_backlog_up",
 		"1 when the last scrape could read the webhook backlog from the database, else 0.", nil, nil)
 )
@@ -203,6 +206,7 @@ func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pendingDesc
 	ch <- lagDesc
 	ch <- burstsDesc
+	ch <- inactiveDesc
 	ch <- backlogUpDesc
 }
 
@@ -223,6 +227,9 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(b.Pending))
 	ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, lag)
 	ch <- prometheus.MustNewConstMetric(burstsDesc, prometheus.GaugeValue, float64(b.OpenBursts))
+	for reason, n := range b.Inactive {
+		ch <- prometheus.MustNewConstMetric(inactiveDesc, prometheus.GaugeValue, float64(n), reason)
+	}
 }
 
 var (

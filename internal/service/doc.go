@@ -26,6 +26,8 @@
 //     what a closing burst delivers: BurstAfterChange (sqlstore's
 //     recordChange), CloseBurst (the webhook worker, through the store);
 //     the stamps a change writes: StampsFor.
+//   - What a person.updated burst changed, for a subscription with
+//     include_changes: ChangedMembers (the webhook worker's build).
 //   - Tag revival and (name, context) conflicts, and which tags Add Person
 //     Tags attaches: CreateTagOnto, RenameTagOnto, TagsToAttach (sqlstore's
 //     tags and persons).
@@ -40,8 +42,9 @@
 //     ask them.
 //   - Who may send deliveries where it chooses, or again: every scope their
 //     bodies reveal (BodyScopes: persons:read, tags:read and
-//     custom_fields:read for person.created and person.updated, none for
-//     person.deleted), and webhooks:read too for a redelivery:
+//     custom_fields:read for person.created and person.updated,
+//     webhooks:read for webhook.disabled, none for person.deleted), and
+//     webhooks:read too for a redelivery:
 //     MayDirectDeliveries, MayChangeSubscription, MayRedeliver,
 //     MayRedeliverFailed (httpapi's and the console's create, update and
 //     redeliver).

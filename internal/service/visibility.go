@@ -42,6 +42,9 @@ func BodyScopes(event string) []domain.Scope {
 	switch event {
 	case domain.EventPersonCreated, domain.EventPersonUpdated:
 		return []domain.Scope{domain.ScopePersonsRead, domain.ScopeTagsRead, domain.ScopeCustomFieldsRead}
+	case domain.EventWebhookDisabled:
+		// Another subscription's name, target and last error.
+		return []domain.Scope{domain.ScopeWebhooksRead}
 	}
 	return nil
 }

@@ -114,6 +114,14 @@ type Webhooks interface {
 	// deliveries are never deleted. It also deletes the attempt counts of
 	// the hours that ended by `before`.
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
+	// DeliveredStates reads what the persons' last closed bursts told of
+	// the members a body's changes compares, by person; a person with
+	// none kept is absent.
+	DeliveredStates(ctx context.Context, accountID string, personIDs []string) (map[string]domain.TrackedMembers, error)
+	// KeepDeliveredStates keeps them as the start of each person's next
+	// burst, replacing what was kept, for persons that still exist (an
+	// erased or merged person's go with it and are not written again).
+	KeepDeliveredStates(ctx context.Context, accountID string, states map[string]domain.TrackedMembers) error
 	// WebhookBacklog reads where the pipeline stands over every account,
 	// with bounded statements (for metrics, at every scrape).
 	WebhookBacklog(ctx context.Context, now time.Time) (WebhookBacklog, error)
@@ -180,4 +188,7 @@ type WebhookBacklog struct {
 	// OldestDue is the due time of the oldest pending delivery that is due
 	// at the time asked about; nil when none is.
 	OldestDue *time.Time
+	// Inactive counts the inactive subscriptions by disabled reason
+	// (domain.DisabledFailures, DisabledGone, DisabledManual).
+	Inactive map[string]int
 }

@@ -61,6 +61,16 @@ type subQueue struct {
 	// capped: the last claim gave it all the room it had, so more of its
 	// deliveries may be due.
 	capped bool
+	// limit is its max_per_second as its latest queued delivery had it (0:
+	// none), and grant what this instance leased of that budget (rate.go).
+	limit int
+	grant rateGrant
+}
+
+// push queues a claimed or made delivery; the caller holds mu.
+func (q *subQueue) push(job domain.DeliveryJob) {
+	q.queue = append(q.queue, job)
+	q.limit = job.MaxPerSecond
 }
 
 type dispatcher struct {
@@ -122,13 +132,17 @@ func (d *dispatcher) holding() int { return d.claimed - d.finishing }
 func (q *subQueue) fast() bool { return q.last > 0 && q.last < fastAttempt }
 
 func (d *dispatcher) depth(q *subQueue) int {
+	n := slowDepth * d.bound()
 	switch {
 	case q.fast() && q.last < quickAttempt:
-		return quickDepth * d.bound()
+		n = quickDepth * d.bound()
 	case q.fast():
-		return fastDepth * d.bound()
+		n = fastDepth * d.bound()
 	}
-	return slowDepth * d.bound()
+	if q.limit > 0 {
+		n = min(n, d.rateDepth(q.limit))
+	}
+	return n
 }
 
 func (q *subQueue) held() int { return q.inflight + len(q.queue) + q.reserved }
@@ -193,7 +207,7 @@ func (d *dispatcher) claim(ctx context.Context) (int, error) {
 		if len(q.queue) == 0 {
 			d.order = append(d.order, job.WebhookID)
 		}
-		q.queue = append(q.queue, job)
+		q.push(job)
 		got[job.WebhookID]++
 	}
 	d.claimed += len(jobs)
@@ -305,7 +319,7 @@ func (d *dispatcher) admit(jobs []domain.DeliveryJob) {
 		if len(q.queue) == 0 {
 			d.order = append(d.order, job.WebhookID)
 		}
-		q.queue = append(q.queue, job)
+		q.push(job)
 	}
 	d.fire()
 	d.mu.Unlock()
@@ -360,6 +374,7 @@ func (l *makerLease) take(person string, ds []domain.Delivery, active []domain.W
 			job.TargetURL, job.Secret = sub.TargetURL, sub.Secret
 			job.SignatureScheme, job.CurrentSecret, job.Previous = sub.SignatureScheme, sub.Secret, sub.Previous
 			job.LocalListener, job.ListenerHost = sub.LocalListener, sub.ListenerHost
+			job.Headers, job.MaxPerSecond = sub.Headers, sub.MaxPerSecond
 			leased = append(leased, job)
 		}
 		out = append(out, job)
@@ -406,9 +421,24 @@ func (l *makerLease) release() {
 }
 
 // startReady starts queued deliveries while slots are free, taking the
-// subscriptions in turn, each within its bound.
+// subscriptions in turn, each within its bound and, for one with
+// max_per_second, within what this instance leased of the current
+// second's budget (leasing more when that is spent).
 func (d *dispatcher) startReady() {
-	var start []domain.DeliveryJob
+	type starting struct {
+		job domain.DeliveryJob
+		at  time.Time // the attempt's start, for one counted in a second's budget
+	}
+	type lease struct {
+		id          string
+		limit, want int
+		sec         int64
+	}
+	var (
+		start  []starting
+		leases []lease
+	)
+	now := d.w.clock.Now()
 	d.mu.Lock()
 	bound := d.bound()
 	for progress := true; progress && !d.stopping && d.inflight < d.w.s.Concurrency; {
@@ -420,7 +450,19 @@ func (d *dispatcher) startReady() {
 				continue
 			}
 			if q.inflight < bound && d.inflight < d.w.s.Concurrency {
-				start = append(start, q.queue[0])
+				var at time.Time
+				if limit := q.queue[0].MaxPerSecond; limit > 0 {
+					if !q.grant.take(now) {
+						if !q.grant.leasing {
+							q.grant.leasing = true
+							leases = append(leases, lease{id, limit, min(len(q.queue), bound-q.inflight), now.Unix()})
+						}
+						kept = append(kept, id)
+						continue
+					}
+					at = now
+				}
+				start = append(start, starting{q.queue[0], at})
 				q.queue[0] = domain.DeliveryJob{}
 				q.queue = q.queue[1:]
 				q.inflight++
@@ -438,16 +480,19 @@ func (d *dispatcher) startReady() {
 		}
 	}
 	d.mu.Unlock()
-	for _, job := range start {
-		go d.run(job)
+	for _, l := range leases {
+		go d.leaseRate(l.id, l.limit, l.want, l.sec)
+	}
+	for _, s := range start {
+		go d.run(s.job, s.at)
 	}
 }
 
-// run makes one attempt; its slot goes to the next queued delivery at
-// once. Attempts outlive a shutdown request: a POST that was sent is
-// recorded.
-func (d *dispatcher) run(job domain.DeliveryJob) {
-	took, started := d.w.attempt(context.Background(), job)
+// run makes one attempt (at its given start, or now when zero); its slot
+// goes to the next queued delivery at once. Attempts outlive a shutdown
+// request: a POST that was sent is recorded.
+func (d *dispatcher) run(job domain.DeliveryJob, at time.Time) {
+	took, started := d.w.attempt(context.Background(), job, at)
 	d.mu.Lock()
 	q := d.subs[job.WebhookID]
 	q.inflight--

@@ -67,6 +67,24 @@
 // an Observer (internal/metrics in pds serve) hears of every recorded
 // attempt.
 //
+// # A subscription's headers, rate and changes, and webhook.disabled
+//
+// A subscription's own headers (headers.go: CheckHeaders refuses reserved
+// and malformed ones) are set on every attempt before the signed ones and
+// recorded with redacted values (redactCustom). Its max_per_second is a
+// budget per wall-clock second shared by the fleet (rate.go): the
+// dispatcher leases a few attempts of the current second from the
+// database (store LeaseRate, as the API keys' shared budgets) before
+// starting them, starts them only within that second, signed at the time
+// it checked, and leaves the rest queued; its queue is held to two seconds
+// of budget. include_changes (changes.go) adds the members a person.updated
+// burst changed (service.ChangedMembers), comparing the person as rendered
+// for the body with what its previous closed burst rendered, which the
+// worker keeps after each close (store KeepDeliveredStates) for the
+// accounts that include changes. webhook.disabled deliveries are made by
+// the store, in the transaction that deactivates a subscription
+// (FinishAttempts), and go out as any other delivery.
+//
 // # Outages and stopping
 //
 // The worker classifies every failure as the API does (Worker.failed) and

@@ -12,6 +12,8 @@ import (
 // Bounds of subscription fields.
 const (
 	maxTargetURL = 2048
+	// MaxPerSecondLimit is the highest max_per_second; 0 means no bound.
+	MaxPerSecondLimit = 1000
 	// resolveTimeout bounds the DNS lookup that checks a target.
 	resolveTimeout = 5 * time.Second
 )
@@ -44,6 +46,15 @@ func (s Settings) CheckSubscription(ctx context.Context, f domain.WebhookUpdate)
 		return domain.BodyError("/signature_scheme", "signature_scheme is %q; the schemes are %s.%s", *f.SignatureScheme,
 			domain.Choices(domain.SignatureSchemes), domain.DidYouMean(*f.SignatureScheme, domain.SignatureSchemes))
 	}
+	if f.Headers != nil {
+		if err := CheckHeaders(f.Headers); err != nil {
+			return err
+		}
+	}
+	if f.MaxPerSecond != nil && (*f.MaxPerSecond < 0 || *f.MaxPerSecond > MaxPerSecondLimit) {
+		return domain.BodyError("/max_per_second", "max_per_second is %d; it is 1 to %d attempts per second, or 0 for no bound.",
+			*f.MaxPerSecond, MaxPerSecondLimit)
+	}
 	if f.TargetURL != nil {
 		if len(*f.TargetURL) > maxTargetURL {
 			return domain.BodyError("/target_url", "target_url must be at most %d characters.", maxTargetURL)
@@ -68,7 +79,7 @@ func (s Settings) NewSubscription(ctx context.Context, accountID string, f domai
 	case f.TargetURL == nil:
 		return domain.Webhook{}, domain.BodyError("/target_url", "target_url is required.")
 	case f.Events == nil:
-		return domain.Webhook{}, domain.BodyError("/events", "events is required: a list of person.created and/or person.updated.")
+		return domain.Webhook{}, domain.BodyError("/events", "events is required: a list of one or more of %s.", domain.Choices(domain.WebhookEvents))
 	}
 	if err := s.CheckSubscription(ctx, f); err != nil {
 		return domain.Webhook{}, err
@@ -77,9 +88,16 @@ func (s Settings) NewSubscription(ctx context.Context, accountID string, f domai
 	if f.SignatureScheme != nil {
 		scheme = *f.SignatureScheme
 	}
-	return domain.Webhook{
+	w := domain.Webhook{
 		ID: domain.NewID("wh"), AccountID: accountID, Name: *f.Name, TargetURL: *f.TargetURL,
 		Events: f.Events, IsActive: true, Secret: NewSecret(), SecretVersion: 1, SignatureScheme: scheme,
-		CreatedAt: now, UpdatedAt: now,
-	}, nil
+		Headers: f.Headers, CreatedAt: now, UpdatedAt: now,
+	}
+	if f.MaxPerSecond != nil {
+		w.MaxPerSecond = *f.MaxPerSecond
+	}
+	if f.IncludeChanges != nil {
+		w.IncludeChanges = *f.IncludeChanges
+	}
+	return w, nil
 }

@@ -37,6 +37,16 @@ type Jobs interface {
 	FinishAttempts(ctx context.Context, done []store.FinishedAttempt) error
 	PruneDeliveries(ctx context.Context, before time.Time, batch int) (int, error)
 	PruneChanges(ctx context.Context, before time.Time, batch int) (int, error)
+	// LeaseRate and PruneRate keep the per-second budgets of
+	// subscriptions with max_per_second in the database (rate_windows),
+	// shared by every instance, as the API keys' budgets are
+	// (ratelimit.Counter).
+	LeaseRate(ctx context.Context, keyID string, windowStart time.Time, limit, want int) (granted, taken int, err error)
+	PruneRate(ctx context.Context, before time.Time) error
+	// DeliveredStates and KeepDeliveredStates hold what changes compares
+	// with (changes.go).
+	DeliveredStates(ctx context.Context, accountID string, personIDs []string) (map[string]domain.TrackedMembers, error)
+	KeepDeliveredStates(ctx context.Context, accountID string, states map[string]domain.TrackedMembers) error
 	// Classify tells a database that cannot serve for now from a defect
 	// (store.Store.Classify).
 	Classify(err error) error
@@ -289,6 +299,9 @@ func (w *Worker) pruneIfDue(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("prune deliveries: %w", err)
 	}
+	if err := w.pruneRateWindows(ctx, now); err != nil {
+		return fmt.Errorf("prune rate windows: %w", err)
+	}
 	// The change feed's tombstones, as old as its cursors may be.
 	tombstones := now.Add(-w.s.ChangeRetention)
 	for {
@@ -365,7 +378,7 @@ func (w *Worker) closeBursts(ctx context.Context, bursts []domain.Burst) {
 		err = w.untilServed("webhook bursts: closing a batch", &claimEnds, func() error {
 			var err error
 			closed, err = w.jobs.CloseBursts(ctx, bursts, func(b domain.Burst, active []domain.Webhook) ([]domain.DeliveryJob, error) {
-				ds, err := w.build(ctx, b, active, now, func() (json.RawMessage, error) { return r.of(b) })
+				ds, err := w.build(ctx, b, active, now, r)
 				if err != nil {
 					return nil, err
 				}
@@ -378,6 +391,7 @@ func (w *Worker) closeBursts(ctx context.Context, bursts []domain.Burst) {
 		})
 		if err == nil {
 			lease.admit()
+			w.keepStates(ctx, r, bursts, closed)
 			w.closeLeftOver(ctx, bursts, closed, now)
 			return
 		}
@@ -437,10 +451,14 @@ const renderRounds = 3
 var errRenderFirst = errors.New("webhook: a closing burst needs its person rendered before the transaction")
 
 // rendered holds the persons preRender rendered, by person; a person it
-// rendered for that is missing from data no longer exists.
+// rendered for that is missing from data no longer exists. For the
+// accounts with a subscription that includes changes (keep), starts are
+// what the persons' last closed bursts told (delivered_states).
 type rendered struct {
 	data   map[string]json.RawMessage
 	wanted map[string]bool
+	keep   map[string]bool
+	starts map[string]domain.TrackedMembers
 }
 
 // of is the data of b's person as rendered before the transaction.
@@ -456,9 +474,12 @@ func (r rendered) of(b domain.Burst) (json.RawMessage, error) {
 }
 
 // preRender renders the persons of the bursts that an active subscription
-// of their account listens to (the burst's event in its events).
+// of their account listens to (the burst's event in its events), and every
+// person of an account with a subscription that includes changes, whose
+// kept states it reads as the bursts' starts.
 func (w *Worker) preRender(ctx context.Context, bursts []domain.Burst, now time.Time) (rendered, error) {
-	r := rendered{data: map[string]json.RawMessage{}, wanted: map[string]bool{}}
+	r := rendered{data: map[string]json.RawMessage{}, wanted: map[string]bool{}, keep: map[string]bool{},
+		starts: map[string]domain.TrackedMembers{}}
 	accounts := map[string]bool{}
 	for _, b := range bursts {
 		accounts[b.AccountID] = true
@@ -468,8 +489,13 @@ func (w *Worker) preRender(ctx context.Context, bursts []domain.Burst, now time.
 		return r, err
 	}
 	byAccount := map[string][]string{}
+	for acc, subs := range active {
+		r.keep[acc] = slices.ContainsFunc(subs, func(sub domain.Webhook) bool { return sub.IncludeChanges })
+	}
 	for _, b := range bursts {
-		if slices.ContainsFunc(active[b.AccountID], func(sub domain.Webhook) bool { return sub.Wants(b.Event) }) {
+		// Where changes are included, every closing burst is rendered, so
+		// that the next one's start is known whichever events are listened to.
+		if r.keep[b.AccountID] || slices.ContainsFunc(active[b.AccountID], func(sub domain.Webhook) bool { return sub.Wants(b.Event) }) {
 			byAccount[b.AccountID] = append(byAccount[b.AccountID], b.PersonID)
 		}
 	}
@@ -481,6 +507,13 @@ func (w *Worker) preRender(ctx context.Context, bursts []domain.Burst, now time.
 		maps.Copy(r.data, got)
 		for _, id := range ids {
 			r.wanted[id] = true
+		}
+		if r.keep[acc] {
+			starts, err := w.jobs.DeliveredStates(ctx, acc, ids)
+			if err != nil {
+				return r, err
+			}
+			maps.Copy(r.starts, starts)
 		}
 	}
 	return r, nil
@@ -515,9 +548,13 @@ func (w *Worker) closeBurst(ctx context.Context, b domain.Burst, now time.Time) 
 		if r, err = w.preRender(ctx, []domain.Burst{b}, now); err != nil {
 			return err
 		}
-		_, err = w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
-			return w.build(ctx, b, active, now, func() (json.RawMessage, error) { return r.of(b) })
+		var delivered bool
+		delivered, err = w.jobs.CloseBurst(ctx, b, func(active []domain.Webhook) ([]domain.Delivery, error) {
+			return w.build(ctx, b, active, now, r)
 		})
+		if err == nil {
+			w.keepStates(ctx, r, []domain.Burst{b}, []bool{delivered})
+		}
 		if !errors.Is(err, errRenderFirst) {
 			return err
 		}
@@ -528,13 +565,12 @@ func (w *Worker) closeBurst(ctx context.Context, b domain.Burst, now time.Time) 
 // build makes one delivery per active subscription that lists exactly the
 // burst's event (spec section 6.1), with the person rendered once, and
 // only when some subscription listens.
-func (w *Worker) build(ctx context.Context, b domain.Burst, active []domain.Webhook, now time.Time,
-	render func() (json.RawMessage, error)) ([]domain.Delivery, error) {
+func (w *Worker) build(ctx context.Context, b domain.Burst, active []domain.Webhook, now time.Time, r rendered) ([]domain.Delivery, error) {
 	active = slices.DeleteFunc(slices.Clone(active), func(sub domain.Webhook) bool { return !sub.Wants(b.Event) })
 	if len(active) == 0 {
 		return nil, nil
 	}
-	data, err := render()
+	data, err := r.of(b)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil, nil // nothing left to tell
 	}
@@ -547,6 +583,9 @@ func (w *Worker) build(ctx context.Context, b domain.Burst, active []domain.Webh
 		body, err := Body(id, b.Event, now, data)
 		if err != nil {
 			return nil, err
+		}
+		if sub.IncludeChanges {
+			body = domain.WithChanges(body, r.changes(b, data))
 		}
 		first := now.Add(w.s.Jitter(w.s.Schedule[0]))
 		out = append(out, domain.Delivery{
@@ -565,8 +604,10 @@ func (w *Worker) build(ctx context.Context, b domain.Burst, active []domain.Webh
 // lease has run out. Within its lease no other instance can claim the
 // delivery, so the attempt's record (which needs the lease token) is
 // always written. It reports how long the attempt took (0: not started).
-func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob) (time.Duration, bool) {
-	at := w.clock.Now()
+func (w *Worker) attempt(ctx context.Context, job domain.DeliveryJob, at time.Time) (time.Duration, bool) {
+	if at.IsZero() {
+		at = w.clock.Now()
+	}
 	if job.LocalListener && job.ListenerHost != w.s.Host {
 		// Claims and makers never hand it one; its target is another
 		// machine's loopback. Its lease runs out and that host's
@@ -633,10 +674,12 @@ func (w *Worker) post(ctx context.Context, job domain.DeliveryJob, at time.Time)
 	if err != nil {
 		return 0, nil, 0, err
 	}
+	setCustomHeaders(req.Header, job.Headers)
 	if err := setAttemptHeaders(req.Header, job, at); err != nil {
 		return 0, nil, 0, err
 	}
 	headers := sentHeaders(req.Header)
+	redactCustom(headers, job.Headers)
 	client := w.client
 	if job.LocalListener {
 		client = w.local

@@ -608,10 +608,11 @@ func (e WebhookDisabledReason) Valid() bool {
 
 // Defines values for WebhookEvent.
 const (
-	WebhookEventPersonCreated WebhookEvent = "person.created"
-	WebhookEventPersonDeleted WebhookEvent = "person.deleted"
-	WebhookEventPersonMerged  WebhookEvent = "person.merged"
-	WebhookEventPersonUpdated WebhookEvent = "person.updated"
+	WebhookEventPersonCreated   WebhookEvent = "person.created"
+	WebhookEventPersonDeleted   WebhookEvent = "person.deleted"
+	WebhookEventPersonMerged    WebhookEvent = "person.merged"
+	WebhookEventPersonUpdated   WebhookEvent = "person.updated"
+	WebhookEventWebhookDisabled WebhookEvent = "webhook.disabled"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEvent enum.
@@ -624,6 +625,8 @@ func (e WebhookEvent) Valid() bool {
 	case WebhookEventPersonMerged:
 		return true
 	case WebhookEventPersonUpdated:
+		return true
+	case WebhookEventWebhookDisabled:
 		return true
 	default:
 		return false
@@ -928,8 +931,11 @@ type Delivery struct {
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 	// only the id and `date_deleted`. `person.merged`: the person was merged into another
 	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-	// receives a delivery only for an event it lists.
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
 	Event     WebhookEvent              `json:"event"`
 	ID        string                    `json:"id"`
 	LastError nullable.Nullable[string] `json:"last_error"`
@@ -939,8 +945,10 @@ type Delivery struct {
 
 	// NextAttemptAt When the next attempt is due; null unless pending.
 	NextAttemptAt nullable.Nullable[DateTime] `json:"next_attempt_at"`
-	PersonID      string                      `json:"person_id"`
-	Status        DeliveryStatus              `json:"status"`
+
+	// PersonID The person the delivery is about; null for an event about no person (`webhook.disabled`).
+	PersonID nullable.Nullable[string] `json:"person_id"`
+	Status   DeliveryStatus            `json:"status"`
 }
 
 // DeliveryStatus defines model for Delivery.Status.
@@ -966,6 +974,8 @@ type DeliveryAttempt struct {
 	// reading the log could send the receiver again within its timestamp tolerance:
 	// `Service-Signature` as `t=1795259056,v1=…redacted`, `webhook-signature` as
 	// `v1,…redacted` (once per secret that signed). No secret is ever stored or shown here.
+	// The subscription's own headers (`WebhookHeaders`) are listed by name, each value
+	// `…redacted`.
 	// `{}` for attempts recorded before headers were kept.
 	RequestHeaders map[string]string `json:"request_headers"`
 
@@ -1007,7 +1017,24 @@ type DeliveryAttempt struct {
 // or 4xx (408 and 429 included) fails the delivery without retry; redirects are never
 // followed and no proxy is used. 410 Gone retires the subscription at once and cancels its
 // pending deliveries. A failure streak (see `disabled_reason`) deactivates it.
+//
+// A subscription's own `headers` go on every attempt. A subscription with `max_per_second`
+// has no more attempts started in any wall-clock second, over every instance, retries and
+// redeliveries included; the others wait. A subscription with `include_changes` gets the
+// top-level `changes` member, and only it.
 type DeliveryBody struct {
+	// Changes Only for a subscription with `include_changes`. For `person.updated`, the members whose
+	// value when the burst closed differs from its value when the burst began, among
+	// `email`, `external_id`, `first_name`, `last_name`, `phone`, `tag_ids` and
+	// `custom_fields.<key>` (in that order, custom fields by key), without old values: a
+	// member changed and changed back is not listed, and the derived or moving members
+	// (`name`, `tags`, `custom_data`, `date_last_seen`, `upsert_result`) never are. The
+	// start of a burst is what the person's previous delivery told, as pds keeps it while a
+	// subscription of the account includes changes; a person none has told yet (before
+	// any subscription of the account included changes) starts empty, so every member it
+	// holds is listed. For every other event, `[]`.
+	Changes []string `json:"changes,omitempty"`
+
 	// Created When the burst closed and the data was rendered.
 	//
 	// Examples: 2026-11-21T10:15:30.123Z
@@ -1017,15 +1044,18 @@ type DeliveryBody struct {
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
 	// erased, only the person's id and when it was erased. For `person.merged`, the merged
-	// id, the survivor's and when.
+	// id, the survivor's and when. For `webhook.disabled`, the subscription pds deactivated.
 	Data DeliveryBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 	// only the id and `date_deleted`. `person.merged`: the person was merged into another
 	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-	// receives a delivery only for an event it lists.
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -1036,7 +1066,7 @@ type DeliveryBody struct {
 // burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 // `person.deleted`, and in the stored body of any earlier delivery of a person since
 // erased, only the person's id and when it was erased. For `person.merged`, the merged
-// id, the survivor's and when.
+// id, the survivor's and when. For `webhook.disabled`, the subscription pds deactivated.
 type DeliveryBody_Data struct {
 	union json.RawMessage
 }
@@ -1061,15 +1091,20 @@ type DeliveryDetail struct {
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 	// only the id and `date_deleted`. `person.merged`: the person was merged into another
 	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-	// receives a delivery only for an event it lists.
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
 	Event          WebhookEvent                `json:"event"`
 	ID             string                      `json:"id"`
 	LastError      nullable.Nullable[string]   `json:"last_error"`
 	LastStatusCode nullable.Nullable[int]      `json:"last_status_code"`
 	NextAttemptAt  nullable.Nullable[DateTime] `json:"next_attempt_at"`
-	PersonID       string                      `json:"person_id"`
-	Status         DeliveryDetailStatus        `json:"status"`
+
+	// PersonID The person the delivery is about; null for an event about no person (`webhook.disabled`).
+	PersonID nullable.Nullable[string] `json:"person_id"`
+	Status   DeliveryDetailStatus      `json:"status"`
 }
 
 // DeliveryDetailStatus defines model for DeliveryDetail.Status.
@@ -1514,11 +1549,18 @@ type RotateResponse struct {
 	DisabledReason nullable.Nullable[WebhookDisabledReason] `json:"disabled_reason"`
 
 	// Events At least one event, each at most once.
-	Events    WebhookEvents             `json:"events"`
-	ID        string                    `json:"id"`
-	IsActive  bool                      `json:"is_active"`
-	LastError nullable.Nullable[string] `json:"last_error"`
-	Name      string                    `json:"name"`
+	Events WebhookEvents `json:"events"`
+
+	// Headers The subscription's headers by name, each value masked: `...` and its last four characters for a value of 16 characters or more, `...` alone for a shorter one. `{}` when it has none.
+	Headers        WebhookHeaderHints        `json:"headers"`
+	ID             string                    `json:"id"`
+	IncludeChanges bool                      `json:"include_changes"`
+	IsActive       bool                      `json:"is_active"`
+	LastError      nullable.Nullable[string] `json:"last_error"`
+
+	// MaxPerSecond Attempts per wall-clock second, over every instance; 0 is no bound.
+	MaxPerSecond int    `json:"max_per_second"`
+	Name         string `json:"name"`
 
 	// PreviousSecretExpiresAt The latest time a delivery signed with the previous secret can be attempted; the rotation time when none is pending. Under `standard-webhooks`, not before the end of the overlap (a day) in which both secrets sign every delivery.
 	//
@@ -1655,13 +1697,20 @@ type Webhook struct {
 	DisabledReason nullable.Nullable[WebhookDisabledReason] `json:"disabled_reason"`
 
 	// Events At least one event, each at most once.
-	Events   WebhookEvents `json:"events"`
-	ID       string        `json:"id"`
-	IsActive bool          `json:"is_active"`
+	Events WebhookEvents `json:"events"`
+
+	// Headers The subscription's headers by name, each value masked: `...` and its last four characters for a value of 16 characters or more, `...` alone for a shorter one. `{}` when it has none.
+	Headers        WebhookHeaderHints `json:"headers"`
+	ID             string             `json:"id"`
+	IncludeChanges bool               `json:"include_changes"`
+	IsActive       bool               `json:"is_active"`
 
 	// LastError What the latest failed attempt got (`HTTP 503 Service Unavailable`, a timeout, a connection error...); cleared by a successful delivery; null before any failure.
 	LastError nullable.Nullable[string] `json:"last_error"`
-	Name      string                    `json:"name"`
+
+	// MaxPerSecond Attempts per wall-clock second, over every instance; 0 is no bound.
+	MaxPerSecond int    `json:"max_per_second"`
+	Name         string `json:"name"`
 
 	// SecretHint The signing secret, masked: `whsec_...` and its last four characters.
 	SecretHint string `json:"secret_hint"`
@@ -1694,6 +1743,24 @@ type WebhookCreate struct {
 	// Events At least one event, each at most once.
 	Events WebhookEvents `json:"events"`
 
+	// Headers Headers sent on every attempt of the subscription's deliveries, beside the signed ones
+	// (an `Authorization` for the receiver's gateway, a routing key): at most 10 names, at most
+	// 4,096 bytes of names and values together. A name must be an HTTP token and none of
+	// `Content-Type`, `Content-Length`, `Host`, `User-Agent`, `traceparent`, `tracestate`,
+	// `Service-*`, `webhook-*` or the hop-by-hop `Connection`, `Keep-Alive`,
+	// `Proxy-Connection`, `Transfer-Encoding`, `Te`, `Trailer`, `Upgrade` (compared without
+	// case); a value holds no CR, LF or NUL. Each refusal is a 400 naming the member
+	// (`/headers/<name>`). The values may be credentials: they are stored as the signing secret
+	// is, every read shows them masked (`WebhookHeaderHints`) and the delivery log records the
+	// names with `…redacted` for the values.
+	Headers *WebhookHeaders `json:"headers,omitempty"`
+
+	// IncludeChanges true adds the top-level `changes` member to every body (see `DeliveryBody`); false (the default) keeps the body to `id`, `event`, `created` and `data`.
+	IncludeChanges *bool `json:"include_changes,omitempty"`
+
+	// MaxPerSecond The most attempts (retries and redeliveries included) all instances together start for this subscription in one wall-clock second, 1 to 1000; deliveries over it wait, they are not failed. `0`, or leaving it out, is no bound.
+	MaxPerSecond *int `json:"max_per_second,omitempty"`
+
 	// Name A label for people; 1 to 255 characters.
 	Name string `json:"name"`
 
@@ -1702,6 +1769,18 @@ type WebhookCreate struct {
 
 	// TargetURL An absolute `https` URL whose host resolves only to public addresses (see the operation); `http` on a loopback host only on a server started with `--webhook-allow-private`.
 	TargetURL string `json:"target_url"`
+}
+
+// WebhookDisabled The `data` of a `webhook.disabled` delivery, the subscription pds deactivated.
+type WebhookDisabled struct {
+	// DateDisabled RFC 3339, UTC, millisecond precision.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	DateDisabled DateTime                  `json:"date_disabled"`
+	ID           string                    `json:"id"`
+	LastError    nullable.Nullable[string] `json:"last_error"`
+	Name         string                    `json:"name"`
+	TargetURL    string                    `json:"target_url"`
 }
 
 // WebhookDisabledReason Why `is_active` is false: `failures` (a failure streak: failed deliveries with no 2xx
@@ -1715,12 +1794,30 @@ type WebhookDisabledReason string
 // `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 // only the id and `date_deleted`. `person.merged`: the person was merged into another
 // (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-// receives a delivery only for an event it lists.
+// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+// another subscription of the account (a failure streak or a 410, never a `PATCH
+// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+// for an event it lists.
 type WebhookEvent string
 
 // WebhookEvents At least one event, each at most once.
 type WebhookEvents = []WebhookEvent
+
+// WebhookHeaderHints The subscription's headers by name, each value masked: `...` and its last four characters for a value of 16 characters or more, `...` alone for a shorter one. `{}` when it has none.
+type WebhookHeaderHints map[string]string
+
+// WebhookHeaders Headers sent on every attempt of the subscription's deliveries, beside the signed ones
+// (an `Authorization` for the receiver's gateway, a routing key): at most 10 names, at most
+// 4,096 bytes of names and values together. A name must be an HTTP token and none of
+// `Content-Type`, `Content-Length`, `Host`, `User-Agent`, `traceparent`, `tracestate`,
+// `Service-*`, `webhook-*` or the hop-by-hop `Connection`, `Keep-Alive`,
+// `Proxy-Connection`, `Transfer-Encoding`, `Te`, `Trailer`, `Upgrade` (compared without
+// case); a value holds no CR, LF or NUL. Each refusal is a 400 naming the member
+// (`/headers/<name>`). The values may be credentials: they are stored as the signing secret
+// is, every read shows them masked (`WebhookHeaderHints`) and the delivery log records the
+// names with `…redacted` for the values.
+type WebhookHeaders map[string]string
 
 // WebhookPage defines model for WebhookPage.
 type WebhookPage struct {
@@ -1735,9 +1832,16 @@ type WebhookUpdate struct {
 	// Events At least one event, each at most once.
 	Events *WebhookEvents `json:"events,omitempty"`
 
+	// Headers Replaces the whole set of headers; `{}` removes them all.
+	Headers        *WebhookHeaders `json:"headers,omitempty"`
+	IncludeChanges *bool           `json:"include_changes,omitempty"`
+
 	// IsActive false switches the subscription off; true reactivates it and clears its failure streak.
-	IsActive *bool   `json:"is_active,omitempty"`
-	Name     *string `json:"name,omitempty"`
+	IsActive *bool `json:"is_active,omitempty"`
+
+	// MaxPerSecond The new bound, 1 to 1000 attempts per second; `0` removes it (a member of an update is never null).
+	MaxPerSecond *int    `json:"max_per_second,omitempty"`
+	Name         *string `json:"name,omitempty"`
 
 	// SignatureScheme Switches how deliveries are signed from the next attempt on, retries of earlier deliveries included.
 	SignatureScheme *SignatureScheme `json:"signature_scheme,omitempty"`
@@ -1755,11 +1859,18 @@ type WebhookWithSecret struct {
 	DisabledReason nullable.Nullable[WebhookDisabledReason] `json:"disabled_reason"`
 
 	// Events At least one event, each at most once.
-	Events    WebhookEvents             `json:"events"`
-	ID        string                    `json:"id"`
-	IsActive  bool                      `json:"is_active"`
-	LastError nullable.Nullable[string] `json:"last_error"`
-	Name      string                    `json:"name"`
+	Events WebhookEvents `json:"events"`
+
+	// Headers The subscription's headers by name, each value masked: `...` and its last four characters for a value of 16 characters or more, `...` alone for a shorter one. `{}` when it has none.
+	Headers        WebhookHeaderHints        `json:"headers"`
+	ID             string                    `json:"id"`
+	IncludeChanges bool                      `json:"include_changes"`
+	IsActive       bool                      `json:"is_active"`
+	LastError      nullable.Nullable[string] `json:"last_error"`
+
+	// MaxPerSecond Attempts per wall-clock second, over every instance; 0 is no bound.
+	MaxPerSecond int    `json:"max_per_second"`
+	Name         string `json:"name"`
 
 	// Secret The full signing secret: `whsec_` and 33 random bytes in base64. Under `pds` the HMAC key is this whole string, prefix included; under `standard-webhooks`, the 33 bytes (as that specification reads a `whsec_` secret).
 	Secret     string `json:"secret"`
@@ -2078,6 +2189,18 @@ type ListDeliveriesParamsStatus string
 
 // DeliverPersonCreatedJSONBody defines parameters for DeliverPersonCreated.
 type DeliverPersonCreatedJSONBody struct {
+	// Changes Only for a subscription with `include_changes`. For `person.updated`, the members whose
+	// value when the burst closed differs from its value when the burst began, among
+	// `email`, `external_id`, `first_name`, `last_name`, `phone`, `tag_ids` and
+	// `custom_fields.<key>` (in that order, custom fields by key), without old values: a
+	// member changed and changed back is not listed, and the derived or moving members
+	// (`name`, `tags`, `custom_data`, `date_last_seen`, `upsert_result`) never are. The
+	// start of a burst is what the person's previous delivery told, as pds keeps it while a
+	// subscription of the account includes changes; a person none has told yet (before
+	// any subscription of the account included changes) starts empty, so every member it
+	// holds is listed. For every other event, `[]`.
+	Changes []string `json:"changes,omitempty"`
+
 	// Created When the burst closed and the data was rendered.
 	//
 	// Examples: 2026-11-21T10:15:30.123Z
@@ -2087,15 +2210,18 @@ type DeliverPersonCreatedJSONBody struct {
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
 	// erased, only the person's id and when it was erased. For `person.merged`, the merged
-	// id, the survivor's and when.
+	// id, the survivor's and when. For `webhook.disabled`, the subscription pds deactivated.
 	Data DeliverPersonCreatedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 	// only the id and `date_deleted`. `person.merged`: the person was merged into another
 	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-	// receives a delivery only for an event it lists.
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -2109,6 +2235,18 @@ type DeliverPersonCreatedJSONBody_Data struct {
 
 // DeliverPersonDeletedJSONBody defines parameters for DeliverPersonDeleted.
 type DeliverPersonDeletedJSONBody struct {
+	// Changes Only for a subscription with `include_changes`. For `person.updated`, the members whose
+	// value when the burst closed differs from its value when the burst began, among
+	// `email`, `external_id`, `first_name`, `last_name`, `phone`, `tag_ids` and
+	// `custom_fields.<key>` (in that order, custom fields by key), without old values: a
+	// member changed and changed back is not listed, and the derived or moving members
+	// (`name`, `tags`, `custom_data`, `date_last_seen`, `upsert_result`) never are. The
+	// start of a burst is what the person's previous delivery told, as pds keeps it while a
+	// subscription of the account includes changes; a person none has told yet (before
+	// any subscription of the account included changes) starts empty, so every member it
+	// holds is listed. For every other event, `[]`.
+	Changes []string `json:"changes,omitempty"`
+
 	// Created When the burst closed and the data was rendered.
 	//
 	// Examples: 2026-11-21T10:15:30.123Z
@@ -2118,15 +2256,18 @@ type DeliverPersonDeletedJSONBody struct {
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
 	// erased, only the person's id and when it was erased. For `person.merged`, the merged
-	// id, the survivor's and when.
+	// id, the survivor's and when. For `webhook.disabled`, the subscription pds deactivated.
 	Data DeliverPersonDeletedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 	// only the id and `date_deleted`. `person.merged`: the person was merged into another
 	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-	// receives a delivery only for an event it lists.
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -2140,6 +2281,18 @@ type DeliverPersonDeletedJSONBody_Data struct {
 
 // DeliverPersonMergedJSONBody defines parameters for DeliverPersonMerged.
 type DeliverPersonMergedJSONBody struct {
+	// Changes Only for a subscription with `include_changes`. For `person.updated`, the members whose
+	// value when the burst closed differs from its value when the burst began, among
+	// `email`, `external_id`, `first_name`, `last_name`, `phone`, `tag_ids` and
+	// `custom_fields.<key>` (in that order, custom fields by key), without old values: a
+	// member changed and changed back is not listed, and the derived or moving members
+	// (`name`, `tags`, `custom_data`, `date_last_seen`, `upsert_result`) never are. The
+	// start of a burst is what the person's previous delivery told, as pds keeps it while a
+	// subscription of the account includes changes; a person none has told yet (before
+	// any subscription of the account included changes) starts empty, so every member it
+	// holds is listed. For every other event, `[]`.
+	Changes []string `json:"changes,omitempty"`
+
 	// Created When the burst closed and the data was rendered.
 	//
 	// Examples: 2026-11-21T10:15:30.123Z
@@ -2149,15 +2302,18 @@ type DeliverPersonMergedJSONBody struct {
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
 	// erased, only the person's id and when it was erased. For `person.merged`, the merged
-	// id, the survivor's and when.
+	// id, the survivor's and when. For `webhook.disabled`, the subscription pds deactivated.
 	Data DeliverPersonMergedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 	// only the id and `date_deleted`. `person.merged`: the person was merged into another
 	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-	// receives a delivery only for an event it lists.
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -2171,6 +2327,18 @@ type DeliverPersonMergedJSONBody_Data struct {
 
 // DeliverPersonUpdatedJSONBody defines parameters for DeliverPersonUpdated.
 type DeliverPersonUpdatedJSONBody struct {
+	// Changes Only for a subscription with `include_changes`. For `person.updated`, the members whose
+	// value when the burst closed differs from its value when the burst began, among
+	// `email`, `external_id`, `first_name`, `last_name`, `phone`, `tag_ids` and
+	// `custom_fields.<key>` (in that order, custom fields by key), without old values: a
+	// member changed and changed back is not listed, and the derived or moving members
+	// (`name`, `tags`, `custom_data`, `date_last_seen`, `upsert_result`) never are. The
+	// start of a burst is what the person's previous delivery told, as pds keeps it while a
+	// subscription of the account includes changes; a person none has told yet (before
+	// any subscription of the account included changes) starts empty, so every member it
+	// holds is listed. For every other event, `[]`.
+	Changes []string `json:"changes,omitempty"`
+
 	// Created When the burst closed and the data was rendered.
 	//
 	// Examples: 2026-11-21T10:15:30.123Z
@@ -2180,15 +2348,18 @@ type DeliverPersonUpdatedJSONBody struct {
 	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
 	// `person.deleted`, and in the stored body of any earlier delivery of a person since
 	// erased, only the person's id and when it was erased. For `person.merged`, the merged
-	// id, the survivor's and when.
+	// id, the survivor's and when. For `webhook.disabled`, the subscription pds deactivated.
 	Data DeliverPersonUpdatedJSONBody_Data `json:"data"`
 
 	// Event `person.created`: a burst of changes that began with the person's creation.
 	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
 	// only the id and `date_deleted`. `person.merged`: the person was merged into another
 	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
-	// `date_merged`, one delivery per merge, not coalesced. Matching is exact: a subscription
-	// receives a delivery only for an event it lists.
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
 	Event WebhookEvent `json:"event"`
 
 	// ID The delivery id; the same on every attempt (an idempotency key).
@@ -2197,6 +2368,52 @@ type DeliverPersonUpdatedJSONBody struct {
 
 // DeliverPersonUpdatedJSONBody_Data defines parameters for DeliverPersonUpdated.
 type DeliverPersonUpdatedJSONBody_Data struct {
+	union json.RawMessage
+}
+
+// DeliverWebhookDisabledJSONBody defines parameters for DeliverWebhookDisabled.
+type DeliverWebhookDisabledJSONBody struct {
+	// Changes Only for a subscription with `include_changes`. For `person.updated`, the members whose
+	// value when the burst closed differs from its value when the burst began, among
+	// `email`, `external_id`, `first_name`, `last_name`, `phone`, `tag_ids` and
+	// `custom_fields.<key>` (in that order, custom fields by key), without old values: a
+	// member changed and changed back is not listed, and the derived or moving members
+	// (`name`, `tags`, `custom_data`, `date_last_seen`, `upsert_result`) never are. The
+	// start of a burst is what the person's previous delivery told, as pds keeps it while a
+	// subscription of the account includes changes; a person none has told yet (before
+	// any subscription of the account included changes) starts empty, so every member it
+	// holds is listed. For every other event, `[]`.
+	Changes []string `json:"changes,omitempty"`
+
+	// Created When the burst closed and the data was rendered.
+	//
+	// Examples: 2026-11-21T10:15:30.123Z
+	Created DateTime `json:"created"`
+
+	// Data For `person.created` and `person.updated`, the person's extended view at the time the
+	// burst closed: the same object as `GET /persons/{person_id}?extended=true`. For
+	// `person.deleted`, and in the stored body of any earlier delivery of a person since
+	// erased, only the person's id and when it was erased. For `person.merged`, the merged
+	// id, the survivor's and when. For `webhook.disabled`, the subscription pds deactivated.
+	Data DeliverWebhookDisabledJSONBody_Data `json:"data"`
+
+	// Event `person.created`: a burst of changes that began with the person's creation.
+	// `person.updated`: any other burst. `person.deleted`: the person was erased; its `data` is
+	// only the id and `date_deleted`. `person.merged`: the person was merged into another
+	// (`POST /persons/{person_id}/merge`); its `data` is the merged id, `merged_into` and
+	// `date_merged`, one delivery per merge, not coalesced. `webhook.disabled`: pds deactivated
+	// another subscription of the account (a failure streak or a 410, never a `PATCH
+	// {"is_active": false}`); its `data` is `WebhookDisabled`, never a person's, and its log
+	// entry has `person_id` null. Matching is exact: a subscription receives a delivery only
+	// for an event it lists.
+	Event WebhookEvent `json:"event"`
+
+	// ID The delivery id; the same on every attempt (an idempotency key).
+	ID string `json:"id"`
+}
+
+// DeliverWebhookDisabledJSONBody_Data defines parameters for DeliverWebhookDisabled.
+type DeliverWebhookDisabledJSONBody_Data struct {
 	union json.RawMessage
 }
 
@@ -2250,6 +2467,9 @@ type DeliverPersonMergedJSONRequestBody DeliverPersonMergedJSONBody
 
 // DeliverPersonUpdatedJSONRequestBody defines body for DeliverPersonUpdated for application/json ContentType.
 type DeliverPersonUpdatedJSONRequestBody DeliverPersonUpdatedJSONBody
+
+// DeliverWebhookDisabledJSONRequestBody defines body for DeliverWebhookDisabled for application/json ContentType.
+type DeliverWebhookDisabledJSONRequestBody DeliverWebhookDisabledJSONBody
 
 // AsCustomDataValue0 returns the union data inside the CustomDataValue as a CustomDataValue0
 func (t CustomDataValue) AsCustomDataValue0() (CustomDataValue0, error) {
@@ -2557,6 +2777,32 @@ func (t *DeliveryBody_Data) MergePersonMerged(v PersonMerged) error {
 	return err
 }
 
+// AsWebhookDisabled returns the union data inside the DeliveryBody_Data as a WebhookDisabled
+func (t DeliveryBody_Data) AsWebhookDisabled() (WebhookDisabled, error) {
+	var body WebhookDisabled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookDisabled overwrites any union data inside the DeliveryBody_Data as the provided WebhookDisabled
+func (t *DeliveryBody_Data) FromWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookDisabled performs a merge with any union data inside the DeliveryBody_Data, using the provided WebhookDisabled
+func (t *DeliveryBody_Data) MergeWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t DeliveryBody_Data) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -2707,6 +2953,32 @@ func (t *DeliverPersonCreatedJSONBody_Data) MergePersonMerged(v PersonMerged) er
 	return err
 }
 
+// AsWebhookDisabled returns the union data inside the DeliverPersonCreatedJSONBody_Data as a WebhookDisabled
+func (t DeliverPersonCreatedJSONBody_Data) AsWebhookDisabled() (WebhookDisabled, error) {
+	var body WebhookDisabled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookDisabled overwrites any union data inside the DeliverPersonCreatedJSONBody_Data as the provided WebhookDisabled
+func (t *DeliverPersonCreatedJSONBody_Data) FromWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookDisabled performs a merge with any union data inside the DeliverPersonCreatedJSONBody_Data, using the provided WebhookDisabled
+func (t *DeliverPersonCreatedJSONBody_Data) MergeWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t DeliverPersonCreatedJSONBody_Data) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -2785,6 +3057,32 @@ func (t *DeliverPersonDeletedJSONBody_Data) FromPersonMerged(v PersonMerged) err
 
 // MergePersonMerged performs a merge with any union data inside the DeliverPersonDeletedJSONBody_Data, using the provided PersonMerged
 func (t *DeliverPersonDeletedJSONBody_Data) MergePersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookDisabled returns the union data inside the DeliverPersonDeletedJSONBody_Data as a WebhookDisabled
+func (t DeliverPersonDeletedJSONBody_Data) AsWebhookDisabled() (WebhookDisabled, error) {
+	var body WebhookDisabled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookDisabled overwrites any union data inside the DeliverPersonDeletedJSONBody_Data as the provided WebhookDisabled
+func (t *DeliverPersonDeletedJSONBody_Data) FromWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookDisabled performs a merge with any union data inside the DeliverPersonDeletedJSONBody_Data, using the provided WebhookDisabled
+func (t *DeliverPersonDeletedJSONBody_Data) MergeWebhookDisabled(v WebhookDisabled) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2883,6 +3181,32 @@ func (t *DeliverPersonMergedJSONBody_Data) MergePersonMerged(v PersonMerged) err
 	return err
 }
 
+// AsWebhookDisabled returns the union data inside the DeliverPersonMergedJSONBody_Data as a WebhookDisabled
+func (t DeliverPersonMergedJSONBody_Data) AsWebhookDisabled() (WebhookDisabled, error) {
+	var body WebhookDisabled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookDisabled overwrites any union data inside the DeliverPersonMergedJSONBody_Data as the provided WebhookDisabled
+func (t *DeliverPersonMergedJSONBody_Data) FromWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookDisabled performs a merge with any union data inside the DeliverPersonMergedJSONBody_Data, using the provided WebhookDisabled
+func (t *DeliverPersonMergedJSONBody_Data) MergeWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t DeliverPersonMergedJSONBody_Data) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -2971,12 +3295,152 @@ func (t *DeliverPersonUpdatedJSONBody_Data) MergePersonMerged(v PersonMerged) er
 	return err
 }
 
+// AsWebhookDisabled returns the union data inside the DeliverPersonUpdatedJSONBody_Data as a WebhookDisabled
+func (t DeliverPersonUpdatedJSONBody_Data) AsWebhookDisabled() (WebhookDisabled, error) {
+	var body WebhookDisabled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookDisabled overwrites any union data inside the DeliverPersonUpdatedJSONBody_Data as the provided WebhookDisabled
+func (t *DeliverPersonUpdatedJSONBody_Data) FromWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookDisabled performs a merge with any union data inside the DeliverPersonUpdatedJSONBody_Data, using the provided WebhookDisabled
+func (t *DeliverPersonUpdatedJSONBody_Data) MergeWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t DeliverPersonUpdatedJSONBody_Data) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
 func (t *DeliverPersonUpdatedJSONBody_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPersonExtended returns the union data inside the DeliverWebhookDisabledJSONBody_Data as a PersonExtended
+func (t DeliverWebhookDisabledJSONBody_Data) AsPersonExtended() (PersonExtended, error) {
+	var body PersonExtended
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonExtended overwrites any union data inside the DeliverWebhookDisabledJSONBody_Data as the provided PersonExtended
+func (t *DeliverWebhookDisabledJSONBody_Data) FromPersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonExtended performs a merge with any union data inside the DeliverWebhookDisabledJSONBody_Data, using the provided PersonExtended
+func (t *DeliverWebhookDisabledJSONBody_Data) MergePersonExtended(v PersonExtended) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonDeleted returns the union data inside the DeliverWebhookDisabledJSONBody_Data as a PersonDeleted
+func (t DeliverWebhookDisabledJSONBody_Data) AsPersonDeleted() (PersonDeleted, error) {
+	var body PersonDeleted
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonDeleted overwrites any union data inside the DeliverWebhookDisabledJSONBody_Data as the provided PersonDeleted
+func (t *DeliverWebhookDisabledJSONBody_Data) FromPersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonDeleted performs a merge with any union data inside the DeliverWebhookDisabledJSONBody_Data, using the provided PersonDeleted
+func (t *DeliverWebhookDisabledJSONBody_Data) MergePersonDeleted(v PersonDeleted) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPersonMerged returns the union data inside the DeliverWebhookDisabledJSONBody_Data as a PersonMerged
+func (t DeliverWebhookDisabledJSONBody_Data) AsPersonMerged() (PersonMerged, error) {
+	var body PersonMerged
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPersonMerged overwrites any union data inside the DeliverWebhookDisabledJSONBody_Data as the provided PersonMerged
+func (t *DeliverWebhookDisabledJSONBody_Data) FromPersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePersonMerged performs a merge with any union data inside the DeliverWebhookDisabledJSONBody_Data, using the provided PersonMerged
+func (t *DeliverWebhookDisabledJSONBody_Data) MergePersonMerged(v PersonMerged) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookDisabled returns the union data inside the DeliverWebhookDisabledJSONBody_Data as a WebhookDisabled
+func (t DeliverWebhookDisabledJSONBody_Data) AsWebhookDisabled() (WebhookDisabled, error) {
+	var body WebhookDisabled
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookDisabled overwrites any union data inside the DeliverWebhookDisabledJSONBody_Data as the provided WebhookDisabled
+func (t *DeliverWebhookDisabledJSONBody_Data) FromWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookDisabled performs a merge with any union data inside the DeliverWebhookDisabledJSONBody_Data, using the provided WebhookDisabled
+func (t *DeliverWebhookDisabledJSONBody_Data) MergeWebhookDisabled(v WebhookDisabled) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DeliverWebhookDisabledJSONBody_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DeliverWebhookDisabledJSONBody_Data) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -3754,7 +4218,13 @@ type ClientInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3783,7 +4253,13 @@ type ClientInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3806,8 +4282,10 @@ type ClientInterface interface {
 
 	// UpdateWebhookWithBody Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -3826,8 +4304,10 @@ type ClientInterface interface {
 
 	// UpdateWebhook Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -5121,7 +5601,13 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5160,7 +5646,13 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5213,8 +5705,10 @@ func (c *Client) GetWebhook(ctx context.Context, id string, reqEditors ...Reques
 
 // UpdateWebhookWithBody Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -5243,8 +5737,10 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, id string, contentTy
 
 // UpdateWebhook Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -8675,7 +9171,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8704,7 +9206,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 	// `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-	// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+	// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+	//
+	// `headers` (sent on every attempt, masked on every read, this one included),
+	// `max_per_second` (a bound per wall-clock second over every instance) and
+	// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+	// `WebhookCreate` and `DeliveryBody`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8731,8 +9239,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithBodyWithResponse Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -8751,8 +9261,10 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithResponse Update a webhook subscription
 	//
-	// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-	// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+	// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+	// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+	// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+	// unchanged and none may be null. Changing
 	// `target_url` or `events` of a subscription whose events (as they will be) include
 	// `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 	// `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -15049,7 +15561,13 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15084,7 +15602,13 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 //
 // Subscribing to `person.created` or `person.updated` also needs `persons:read`,
 // `tags:read` and `custom_fields:read`, the scopes of what their bodies hold (403 naming
-// the first missing); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+// the first missing); `webhook.disabled` needs `webhooks:read` (its body describes another
+// subscription); `person.deleted` and `person.merged` alone need only `webhooks:write`.
+//
+// `headers` (sent on every attempt, masked on every read, this one included),
+// `max_per_second` (a bound per wall-clock second over every instance) and
+// `include_changes` (the `changes` member in bodies) are optional; see `WebhookHeaders`,
+// `WebhookCreate` and `DeliveryBody`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15129,8 +15653,10 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, id str
 
 // UpdateWebhookWithBodyWithResponse Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -15155,8 +15681,10 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 
 // UpdateWebhookWithResponse Update a webhook subscription
 //
-// Changes `name`, `target_url` (checked as on create), `events`, `is_active` or
-// `signature_scheme`; absent members stay unchanged and none may be null. Changing
+// Changes `name`, `target_url` (checked as on create), `events`, `is_active`,
+// `signature_scheme`, `headers` (the whole set replaced; `{}` removes them),
+// `max_per_second` (`0` removes the bound) or `include_changes`; absent members stay
+// unchanged and none may be null. Changing
 // `target_url` or `events` of a subscription whose events (as they will be) include
 // `person.created` or `person.updated` also needs `persons:read`, `tags:read` and
 // `custom_fields:read`, as creating one does: it chooses where persons' data goes.
@@ -21102,6 +21630,11 @@ type WebhookInitiatorInterface interface {
 	DeliverPersonUpdatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	DeliverPersonUpdated(ctx context.Context, targetURL string, body DeliverPersonUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliverWebhookDisabledWithBody fires the webhook.disabled webhook with any body
+	DeliverWebhookDisabledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	DeliverWebhookDisabled(ctx context.Context, targetURL string, body DeliverWebhookDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 func (p *WebhookInitiator) DeliverPersonCreatedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -21190,6 +21723,30 @@ func (p *WebhookInitiator) DeliverPersonUpdatedWithBody(ctx context.Context, tar
 
 func (p *WebhookInitiator) DeliverPersonUpdated(ctx context.Context, targetURL string, body DeliverPersonUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeliverPersonUpdatedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverWebhookDisabledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverWebhookDisabledWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) DeliverWebhookDisabled(ctx context.Context, targetURL string, body DeliverWebhookDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverWebhookDisabledWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -21306,6 +21863,37 @@ func NewDeliverPersonUpdatedWebhookRequest(targetURL string, body DeliverPersonU
 
 // NewDeliverPersonUpdatedWebhookRequestWithBody builds a POST request for the person.updated webhook with any body
 func NewDeliverPersonUpdatedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeliverWebhookDisabledWebhookRequest builds a application/json POST request for the webhook.disabled webhook
+func NewDeliverWebhookDisabledWebhookRequest(targetURL string, body DeliverWebhookDisabledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeliverWebhookDisabledWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewDeliverWebhookDisabledWebhookRequestWithBody builds a POST request for the webhook.disabled webhook with any body
+func NewDeliverWebhookDisabledWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -160,11 +160,14 @@ func TestClientEndToEnd(t *testing.T) {
 		// below are delivered.
 		hook, err := c.CreateWebhookWithResponse(ctx, client.WebhookCreate{Name: "crm sync", TargetURL: rc.URL,
 			Events:          client.WebhookEvents{client.WebhookEventPersonCreated, client.WebhookEventPersonUpdated},
-			SignatureScheme: client.Ptr(client.SignatureSchemeStandardWebhooks)})
+			SignatureScheme: client.Ptr(client.SignatureSchemeStandardWebhooks),
+			Headers:         &client.WebhookHeaders{"Authorization": "Bearer client-token-0123456789"},
+			MaxPerSecond:    client.Ptr(1000), IncludeChanges: client.Ptr(true)})
 		want(t, "create webhook", hook, err, 201)
 		secret := hook.JSON201.Secret
 		if !strings.HasPrefix(secret, "whsec_") || !hook.JSON201.IsActive || !hook.JSON201.DisabledReason.IsNull() ||
-			hook.JSON201.SignatureScheme != client.SignatureSchemeStandardWebhooks {
+			hook.JSON201.SignatureScheme != client.SignatureSchemeStandardWebhooks || hook.JSON201.Headers["Authorization"] != "...6789" ||
+			hook.JSON201.MaxPerSecond != 1000 || !hook.JSON201.IncludeChanges {
 			t.Fatalf("webhook %+v", hook.JSON201)
 		}
 		hookID := hook.JSON201.ID
@@ -427,7 +430,8 @@ func TestClientEndToEnd(t *testing.T) {
 				break
 			}
 		}
-		if data.ID != person.ID || body.Event != client.WebhookEventPersonCreated || data.Name.MustGet() != "Ada Lovelace" {
+		if data.ID != person.ID || body.Event != client.WebhookEventPersonCreated || data.Name.MustGet() != "Ada Lovelace" ||
+			body.Changes == nil || len(body.Changes) != 0 {
 			t.Fatalf("delivery %+v", body)
 		}
 		deliveries, err := c.ListDeliveriesWithResponse(ctx, hookID, &client.ListDeliveriesParams{Size: client.Ptr(100)})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/pds-dev/pds/internal/domain"
 	"github.com/pds-dev/pds/internal/store"
 )
 
@@ -27,8 +28,37 @@ func (s *Store) WebhookBacklog(ctx context.Context, now time.Time) (_ store.Webh
 		return b, err
 	}
 	b.OldestDue = timePtr(oldest)
-	err = q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM bursts LIMIT $1) b`, backlogBound).Scan(&b.OpenBursts)
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM bursts LIMIT $1) b`, backlogBound).Scan(&b.OpenBursts); err != nil {
+		return b, err
+	}
+	b.Inactive, err = inactiveByReason(ctx, q)
 	return b, err
+}
+
+// inactiveByReason counts the inactive subscriptions of every account by
+// why they are inactive, in the index webhooks_inactive.
+func inactiveByReason(ctx context.Context, q querier) (map[string]int, error) {
+	out := map[string]int{domain.DisabledFailures: 0, domain.DisabledGone: 0, domain.DisabledManual: 0}
+	rows, err := q.query(ctx, `SELECT disabled_reason, COUNT(*) FROM webhooks WHERE is_active = $1
+		GROUP BY disabled_reason`, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var reason sql.NullString
+		var n int
+		if err := rows.Scan(&reason, &n); err != nil {
+			return nil, err
+		}
+		// No reason: switched off before reasons were kept, by its owner.
+		r := domain.DisabledManual
+		if reason.Valid {
+			r = reason.String
+		}
+		out[r] += n
+	}
+	return out, rows.Err()
 }
 
 // PoolStats gives the statistics of the store's database pools, by name.

@@ -409,7 +409,8 @@ func (s *Store) ReleaseDeliveries(ctx context.Context, jobs []domain.DeliveryJob
 func leasedJobs(ctx context.Context, q querier, token string) ([]domain.DeliveryJob, error) {
 	rows, err := q.query(ctx, `SELECT `+deliveryColumns+`, d.body, w.target_url,
 			COALESCE(CASE WHEN d.secret_version = w.secret_version THEN w.secret ELSE ws.secret END, w.secret),
-			w.local_listener, w.listener_host, w.signature_scheme, w.secret, w.previous_secret, w.previous_secret_until
+			w.local_listener, w.listener_host, w.signature_scheme, w.secret, w.previous_secret, w.previous_secret_until,
+			w.headers, w.max_per_second
 		FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
 		LEFT JOIN webhook_secrets ws ON ws.webhook_id = d.webhook_id AND ws.version = d.secret_version
 		WHERE d.lease_token = $1 ORDER BY d.next_attempt_at, d.id`, token)
@@ -423,9 +424,13 @@ func leasedJobs(ctx context.Context, q querier, token string) ([]domain.Delivery
 		var body string
 		var previous sql.NullString
 		var previousUntil sql.NullInt64
+		var headers sql.NullString
 		d, err := scanDelivery(rows, &body, &job.TargetURL, &job.Secret, &job.LocalListener, &job.ListenerHost,
-			&job.SignatureScheme, &job.CurrentSecret, &previous, &previousUntil)
+			&job.SignatureScheme, &job.CurrentSecret, &previous, &previousUntil, &headers, &job.MaxPerSecond)
 		if err != nil {
+			return nil, err
+		}
+		if job.Headers, err = q.s.openHeaders(d.WebhookID, headers); err != nil {
 			return nil, err
 		}
 		job.Previous = retiredSecret(previous, previousUntil)
@@ -466,6 +471,9 @@ type subState struct {
 	// finished: a delivery of it finished, so its unused retired secrets
 	// are dropped at the end.
 	finished bool
+	// active: is_active as locked, false once this batch deactivated it,
+	// so that the account hears of a deactivation once.
+	active bool
 }
 
 // deliveryState is a locked delivery as a batch of finished attempts
@@ -638,7 +646,7 @@ func lockSubscriptions(ctx context.Context, q querier, ids []any) (map[string]*s
 	out := map[string]*subState{}
 	for chunk := range slices.Chunk(ids, finishChunk) {
 		var a sqlArgs
-		rows, err := q.query(ctx, `SELECT id, streak_failures, last_error IS NULL FROM webhooks WHERE id IN (`+
+		rows, err := q.query(ctx, `SELECT id, streak_failures, last_error IS NULL, is_active FROM webhooks WHERE id IN (`+
 			a.list(chunk...)+`) ORDER BY id`+q.s.dialect.LockRows, a...)
 		if err != nil {
 			return nil, err
@@ -646,12 +654,12 @@ func lockSubscriptions(ctx context.Context, q querier, ids []any) (map[string]*s
 		for rows.Next() {
 			var id string
 			var failures int
-			var noErr bool
-			if err := rows.Scan(&id, &failures, &noErr); err != nil {
+			var noErr, active bool
+			if err := rows.Scan(&id, &failures, &noErr, &active); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			out[id] = &subState{clear: failures == 0 && noErr}
+			out[id] = &subState{clear: failures == 0 && noErr, active: active}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -742,6 +750,9 @@ func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r st
 			WHERE id = $5`, false, domain.DisabledGone, nullable(r.Error), at, job.WebhookID); err != nil {
 			return false, err
 		}
+		if err := sub.deactivated(ctx, q, job, at); err != nil {
+			return false, err
+		}
 		return true, cancelPending(ctx, q, job.WebhookID, job.ID, cancelGone)
 	case r.Status == domain.DeliveryPending:
 		sub.clear = false
@@ -761,6 +772,9 @@ func applyToWebhook(ctx context.Context, q querier, job domain.DeliveryJob, r st
 	}
 	if _, err := q.exec(ctx, `UPDATE webhooks SET is_active = $1, disabled_reason = $2, updated_at = $3 WHERE id = $4`,
 		false, domain.DisabledFailures, at, job.WebhookID); err != nil {
+		return false, err
+	}
+	if err := sub.deactivated(ctx, q, job, at); err != nil {
 		return false, err
 	}
 	return true, cancelPending(ctx, q, job.WebhookID, job.ID, cancelFailures)

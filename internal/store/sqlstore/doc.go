@@ -203,8 +203,8 @@
 //
 // # Secrets at rest
 //
-// The secrets the database holds (webhooks' secret and previous_secret,
-// webhook_secrets, suppression_secrets) pass through the store's keyring
+// The secrets the database holds (webhooks' secret, previous_secret and
+// headers, webhook_secrets, suppression_secrets) pass through the store's keyring
 // (sealed.go, internal/secrets), set by Store.UseSecretsKeys from the
 // engine's Options.Secrets: sealed as they are written, opened as they are
 // read, each for its place (webhook:<id>, suppression:<account id>), so that
@@ -313,6 +313,11 @@
 // the redeliveries (deliveries.go: requeue, one rule for Redeliver and
 // RedeliverFailed), the hourly attempt counts (attempt_counts.go). A claim
 // that failed may have leased its rows all the same: its token is kept and
-// the next claim hands that lease back first (lost_leases.go). How the
-// worker uses them is told in internal/webhook.
+// the next claim hands that lease back first (lost_leases.go). The
+// transaction of FinishAttempts that deactivates a subscription also makes
+// the account's webhook.disabled deliveries (webhook_disabled.go), once
+// per deactivation as the locked row's is_active tells; delivered_states
+// (delivered_states.go) keeps what changes compares with, written only
+// while its person exists. How the worker uses them is told in
+// internal/webhook.
 package sqlstore

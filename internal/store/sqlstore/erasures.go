@@ -83,6 +83,7 @@ func erasePart(ctx context.Context, q querier, accountID, personID string, in do
 		`DELETE FROM person_tags WHERE person_id = $2 AND account_id = $1`,
 		`DELETE FROM person_field_values WHERE person_id = $2 AND account_id = $1`,
 		`DELETE FROM bursts WHERE person_id = $2 AND account_id = $1`,
+		`DELETE FROM delivered_states WHERE person_id = $2 AND account_id = $1`,
 		`DELETE FROM erasure_purges WHERE account_id = $1 AND person_id = $2`,
 	} {
 		if _, err := q.exec(ctx, stmt, accountID, personID); err != nil {
@@ -302,6 +303,9 @@ func announceErasure(ctx context.Context, q querier, subs []domain.Webhook, acco
 		body, err := domain.DeletedBody(id, domain.EventPersonDeleted, now, personID, now)
 		if err != nil {
 			return err
+		}
+		if sub.IncludeChanges {
+			body = domain.WithChanges(body, nil)
 		}
 		due := now
 		if err := insertDelivery(ctx, q, domain.Delivery{ID: id, AccountID: accountID, WebhookID: sub.ID,

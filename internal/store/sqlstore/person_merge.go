@@ -190,6 +190,7 @@ func mergeInTx(ctx context.Context, q querier, accountID, survivorID, fromID str
 		// lock where writes do not run in parallel.
 		{lockBothBursts(q), both},
 		{`DELETE FROM bursts WHERE account_id = $1 AND person_id = $2`, merged},
+		{`DELETE FROM delivered_states WHERE account_id = $1 AND person_id = $2`, merged},
 		// The person counted out where it was last seen, as an erasure does.
 		{`INSERT INTO timeline_deltas (account_id, series, key, at_ms, n) VALUES ($1, 'persons', '', $2, -1)`,
 			[]any{accountID, m.lastSeen}},
@@ -321,6 +322,9 @@ func announceMerge(ctx context.Context, q querier, subs []domain.Webhook, accoun
 		body, err := domain.MergedBody(id, now, fromID, survivorID, now)
 		if err != nil {
 			return err
+		}
+		if sub.IncludeChanges {
+			body = domain.WithChanges(body, nil)
 		}
 		due := now
 		if err := insertDelivery(ctx, q, domain.Delivery{ID: id, AccountID: accountID, WebhookID: sub.ID,

@@ -64,6 +64,7 @@ type sealedColumn struct {
 var sealedColumns = []sealedColumn{
 	{"webhooks", "secret", []string{"id"}, webhookPlace},
 	{"webhooks", "previous_secret", []string{"id"}, webhookPlace},
+	{"webhooks", "headers", []string{"id"}, webhookPlace},
 	{"webhook_secrets", "secret", []string{"webhook_id", "version"}, webhookPlace},
 	{"suppression_secrets", "secret", []string{"account_id"}, suppressionPlace},
 }

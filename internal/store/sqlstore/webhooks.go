@@ -12,7 +12,7 @@ import (
 
 const webhookColumns = `id, account_id, name, target_url, events, is_active, disabled_reason, last_error,
 	secret, secret_version, streak_started_at, streak_failures, created_at, updated_at, local_listener, listener_host,
-	signature_scheme, previous_secret, previous_secret_until`
+	signature_scheme, previous_secret, previous_secret_until, headers, max_per_second, include_changes`
 
 // scanWebhook reads a subscription, its secrets opened.
 func (s *Store) scanWebhook(sc scanner) (*domain.Webhook, error) {
@@ -23,13 +23,18 @@ func (s *Store) scanWebhook(sc scanner) (*domain.Webhook, error) {
 	var created, updated int64
 	var previous sql.NullString
 	var previousUntil sql.NullInt64
+	var headers sql.NullString
 	if err := sc.Scan(&w.ID, &w.AccountID, &w.Name, &w.TargetURL, &events, &w.IsActive, &reason, &lastErr,
 		&w.Secret, &w.SecretVersion, &streak, &w.StreakFailures, &created, &updated, &w.LocalListener, &w.ListenerHost,
-		&w.SignatureScheme, &previous, &previousUntil); err != nil {
+		&w.SignatureScheme, &previous, &previousUntil, &headers, &w.MaxPerSecond, &w.IncludeChanges); err != nil {
 		return nil, err
 	}
 	w.Previous = retiredSecret(previous, previousUntil)
 	if err := s.openWebhookSecrets(w.ID, &w.Secret, w.Previous); err != nil {
+		return nil, err
+	}
+	var err error
+	if w.Headers, err = s.openHeaders(w.ID, headers); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
@@ -61,6 +66,32 @@ func retiredSecret(secret sql.NullString, until sql.NullInt64) *domain.RetiredSe
 	return &domain.RetiredSecret{Secret: secret.String, Until: domain.FromMillis(until.Int64)}
 }
 
+// sealHeaders is how a subscription's headers are stored: their JSON
+// sealed as its secret is, for its place; NULL for none.
+func (s *Store) sealHeaders(webhookID string, headers map[string]string) (any, error) {
+	if len(headers) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(headers)
+	if err != nil {
+		return nil, err
+	}
+	return s.sealText(string(b), webhookPlace(webhookID))
+}
+
+// openHeaders reads stored headers (sealHeaders); nil for none.
+func (s *Store) openHeaders(webhookID string, stored sql.NullString) (map[string]string, error) {
+	if !stored.Valid {
+		return nil, nil
+	}
+	text, err := s.openText(stored.String, webhookPlace(webhookID))
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]string
+	return out, json.Unmarshal([]byte(text), &out)
+}
+
 func encodeEvents(events []string) string {
 	b, _ := json.Marshal(events) // a []string always marshals
 	return string(b)
@@ -84,12 +115,16 @@ func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) (err error)
 	if err != nil {
 		return err
 	}
+	headers, err := s.sealHeaders(w.ID, w.Headers)
+	if err != nil {
+		return err
+	}
 	_, err = s.writer().exec(ctx, `INSERT INTO webhooks
 		(id, account_id, name, target_url, events, is_active, secret, secret_version, streak_failures, created_at, updated_at,
-			local_listener, listener_host, signature_scheme)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9, $10, $11, $12)`,
+			local_listener, listener_host, signature_scheme, headers, max_per_second, include_changes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 1, 0, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		w.ID, w.AccountID, w.Name, w.TargetURL, encodeEvents(w.Events), true, secret,
-		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli(), w.LocalListener, host, scheme)
+		w.CreatedAt.UnixMilli(), w.CreatedAt.UnixMilli(), w.LocalListener, host, scheme, headers, w.MaxPerSecond, w.IncludeChanges)
 	return err
 }
 
@@ -148,6 +183,22 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 		if u.SignatureScheme != nil {
 			w.SignatureScheme = *u.SignatureScheme
 		}
+		if u.Headers != nil {
+			w.Headers = u.Headers
+			if len(w.Headers) == 0 {
+				w.Headers = nil
+			}
+		}
+		if u.MaxPerSecond != nil {
+			w.MaxPerSecond = *u.MaxPerSecond
+		}
+		if u.IncludeChanges != nil {
+			w.IncludeChanges = *u.IncludeChanges
+		}
+		headers, err := s.sealHeaders(w.ID, w.Headers)
+		if err != nil {
+			return err
+		}
 		switch {
 		case u.IsActive == nil || *u.IsActive == w.IsActive:
 		case *u.IsActive:
@@ -163,11 +214,11 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, u domai
 		w.UpdatedAt = now
 		_, err = q.exec(ctx, `UPDATE webhooks SET name = $1, target_url = $2, events = $3, is_active = $4, disabled_reason = $5,
 			streak_started_at = $6, streak_failures = $7, updated_at = $8, local_listener = $9, listener_host = $10,
-			signature_scheme = $11
-			WHERE account_id = $12 AND id = $13`,
+			signature_scheme = $11, headers = $12, max_per_second = $13, include_changes = $14
+			WHERE account_id = $15 AND id = $16`,
 			w.Name, w.TargetURL, encodeEvents(w.Events), w.IsActive, nullable(w.DisabledReason),
 			nullMillis(w.StreakStartedAt), w.StreakFailures, now.UnixMilli(), w.LocalListener, w.ListenerHost,
-			w.SignatureScheme, accountID, id)
+			w.SignatureScheme, headers, w.MaxPerSecond, w.IncludeChanges, accountID, id)
 		out = w
 		return err
 	})

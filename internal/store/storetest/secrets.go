@@ -115,3 +115,51 @@ func testSecretsSealed(t *testing.T, newStore NewStore) {
 }
 
 func asSuppressed(err error, target **domain.SuppressedError) bool { return errors.As(err, target) }
+
+// testHeadersSealed: a subscription's headers are held as its secret is:
+// sealed under the key once one is set (those written in clear before are
+// sealed by ResealSecrets), read and claimed as written.
+func testHeadersSealed(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	st := newStore(t)
+	acc := NewAccount(t, st)
+	headers := map[string]string{"Authorization": "Bearer sealed-0123456789", "X-Route": "eu"}
+	w := domain.Webhook{
+		ID: domain.NewID("wh"), AccountID: acc, Name: "gateway", TargetURL: "https://example.com/hook",
+		Events: []string{domain.EventPersonCreated}, IsActive: true, Secret: "whsec_" + domain.RandomHex(16), SecretVersion: 1,
+		SignatureScheme: domain.SchemePDS, Headers: headers, CreatedAt: Epoch, UpdatedAt: Epoch,
+	}
+	if err := st.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := secrets.Parse(sealKeyA)
+	if err := st.UseSecretsKeys(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	// The secret and the headers, each its own sealed value.
+	if n, err := st.ResealSecrets(ctx, true); err != nil || n != 2 {
+		t.Fatalf("sealing what was in clear: %d, %v; want 2", n, err)
+	}
+	replaced := map[string]string{"Authorization": "Bearer next-0123456789"}
+	if _, err := st.UpdateWebhook(ctx, acc, w.ID, domain.WebhookUpdate{Headers: replaced}, Epoch); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := st.SecretKeys(ctx)
+	if err != nil || len(keys) != 1 || keys[a.ID()] != 2 {
+		t.Fatalf("stored secrets by key: %v, %v; want 2 under %s alone", keys, err, a.ID())
+	}
+	got, err := st.GetWebhook(ctx, acc, w.ID)
+	if err != nil || len(got.Headers) != 1 || got.Headers["Authorization"] != replaced["Authorization"] {
+		t.Fatalf("read %+v, %v", got, err)
+	}
+	queueDelivery(t, st, *got, Epoch)
+	if job := claimOneDelivery(t, st, Epoch); job.Headers["Authorization"] != replaced["Authorization"] {
+		t.Fatalf("claimed with headers %v", job.Headers)
+	}
+	if _, err := st.UpdateWebhook(ctx, acc, w.ID, domain.WebhookUpdate{Headers: map[string]string{}}, Epoch); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := st.SecretKeys(ctx); keys[a.ID()] != 1 {
+		t.Fatalf("after removing the headers: %v", keys)
+	}
+}

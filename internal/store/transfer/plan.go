@@ -61,6 +61,7 @@ var plan = []table{
 	{name: "erasure_purges", action: copied},
 	{name: "person_aliases", action: copied},
 	{name: "person_merges", action: copied},
+	{name: "delivered_states", action: copied},
 
 	{name: "person_changes", action: renumbered,
 		why: "the change feed, numbered again in the source's order; a feed cursor from the source does not carry over (read the feed again from its start)"},

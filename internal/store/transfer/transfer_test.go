@@ -32,7 +32,8 @@ func fill(t *testing.T, env *apitest.Env, rc *webhooktest.Receiver, raw *sql.DB)
 		accounts = append(accounts, acc)
 		key := env.Key(acc)
 		hook := env.Post(key, "/webhooks", map[string]any{"name": "crm", "target_url": rc.URL,
-			"events": []string{"person.created", "person.updated", "person.deleted"}, "signature_scheme": "standard-webhooks"}).Want(201).Map()
+			"events": []string{"person.created", "person.updated", "person.deleted"}, "signature_scheme": "standard-webhooks",
+			"headers": map[string]string{"Authorization": "Bearer 0123456789abcdef"}, "max_per_second": 50, "include_changes": true}).Want(201).Map()
 		env.Post(key, "/webhooks/"+hook["id"].(string)+"/rotate-secret", nil).Want(200)
 		var tags []string
 		for _, name := range []string{"newsletter", "vip", "old"} {
