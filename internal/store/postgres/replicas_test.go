@@ -63,7 +63,7 @@ func TestReadsFromReplicas(t *testing.T) {
 	t.Run("caught-up replicas serve at least 90% of the reads", func(t *testing.T) {
 		waitCaughtUp(t, primary, paused, lagging)
 		before := f.reads()
-		stale, errs := f.readMostly(t, 1000)
+		stale, errs := f.readMostly(t, 500)
 		got := f.reads().since(before)
 		t.Logf("caught up: %s; %.1f%% served by replicas", got, 100*got.replicaShare())
 		if stale != 0 || errs != 0 {
