@@ -68,9 +68,11 @@ var (
 	// replicaProbeTimeout bounds one probe of a replica.
 	replicaProbeTimeout = time.Second
 	// replicaNoWait is how long no read waits for a replica that did not
-	// catch up within replicaWait (one paused, or delayed): reads go
-	// straight to the primary meanwhile, unless it has caught up.
-	replicaNoWait = 100 * time.Millisecond
+	// catch up within replicaWait replicaMisses times in a row (one
+	// paused, or delayed): reads go straight to the primary meanwhile,
+	// unless it has caught up. One miss alone is a busy moment.
+	replicaNoWait       = 100 * time.Millisecond
+	replicaMisses int32 = 3
 )
 
 // replicaSet routes safe reads to the replicas, and measures them.
@@ -81,7 +83,9 @@ type replicaSet struct {
 	// system is the primary's system identifier, which its standbys
 	// share ("" when it would not tell).
 	system string
-	// everyRead routes the reads of contexts not marked too (tests).
+	// everyRead routes the reads of contexts not marked too, each
+	// waiting longer and never backing off, so that as many as can are
+	// served by replicas (the conformance suite's run, tests only).
 	everyRead bool
 
 	// latest is the highest insert position read on the primary; floors
@@ -108,8 +112,10 @@ type replica struct {
 	probes   *sqlstore.SharedRead
 
 	served atomic.Uint64 // reads it was picked for
-	// noWaitUntil (Unix nanoseconds) is when reads may wait for it again.
+	// noWaitUntil (Unix nanoseconds) is when reads may wait for it again;
+	// misses counts the waits in a row it did not catch up within.
 	noWaitUntil atomic.Int64
+	misses      atomic.Int32
 
 	mu         sync.Mutex
 	life       string // the postmaster's start time seen last
@@ -228,7 +234,7 @@ func (rs *replicaSet) Pick(ctx context.Context, floor uint64) *sql.DB {
 			r.served.Add(1)
 			return r.db
 		}
-		if !r.lagging.Load() && now >= r.noWaitUntil.Load() {
+		if !r.lagging.Load() && (now >= r.noWaitUntil.Load() || rs.everyRead) {
 			waitFor = append(waitFor, r)
 		}
 	}
@@ -236,12 +242,17 @@ func (rs *replicaSet) Pick(ctx context.Context, floor uint64) *sql.DB {
 		rs.reads.add(targetPrimary, rs.noneUp())
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, replicaWait)
+	wait := replicaWait
+	if rs.everyRead {
+		wait = 20 * replicaWait
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for wctx.Err() == nil {
 		for _, r := range waitFor {
 			// A probe that started after the floor was read.
 			if r.probes.Wait(wctx) == nil && r.up.Load() && r.replayed.Load() >= floor {
+				r.misses.Store(0)
 				rs.reads.add(targetReplica, "waited")
 				r.served.Add(1)
 				return r.db
@@ -254,8 +265,9 @@ func (rs *replicaSet) Pick(ctx context.Context, floor uint64) *sql.DB {
 	}
 	until := time.Now().Add(replicaNoWait).UnixNano()
 	for _, r := range waitFor {
-		if r.replayed.Load() < floor {
+		if r.replayed.Load() < floor && r.misses.Add(1) >= replicaMisses {
 			r.noWaitUntil.Store(until)
+			r.misses.Store(0)
 		}
 	}
 	rs.reads.add(targetPrimary, "behind")
@@ -374,6 +386,11 @@ func (r *replica) probe(ctx context.Context) error {
 		started string
 	)
 	err := r.db.QueryRowContext(ctx, probeQuery).Scan(&replay, &seconds, &started)
+	if errors.Is(err, errReplicaNewLife) {
+		// The connection refused told a new life, now the one known: the
+		// next one is admitted.
+		err = r.db.QueryRowContext(ctx, probeQuery).Scan(&replay, &seconds, &started)
+	}
 	if err == nil && !replay.Valid {
 		err = errNotStandby
 	}

@@ -3,14 +3,22 @@ package postgres_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pds-dev/pds/internal/clock"
 	"github.com/pds-dev/pds/internal/domain"
+	"github.com/pds-dev/pds/internal/instance"
 	"github.com/pds-dev/pds/internal/pgcluster"
+	"github.com/pds-dev/pds/internal/service"
 	"github.com/pds-dev/pds/internal/store"
 	"github.com/pds-dev/pds/internal/store/postgres"
 	"github.com/pds-dev/pds/internal/store/storetest"
@@ -46,10 +54,17 @@ func TestReadsFromReplicas(t *testing.T) {
 		if stale != 0 || errs != 0 {
 			t.Fatalf("%d stale reads and %d failed of 1000", stale, errs)
 		}
+		// Through the API, as clients do: a PATCH through one instance, a
+		// GET through the other, the key check's read giving the floor.
+		stale, errs = f.throughTheAPI(t, 200)
+		t.Logf("200 PATCH-then-GET pairs across two instances: %d stale, %d failed", stale, errs)
+		if stale != 0 || errs != 0 {
+			t.Fatalf("%d stale reads and %d failed of 200 through the API", stale, errs)
+		}
 		// The paused standby really is behind: a read there would have
 		// been stale.
 		name, err := paused.Query(`SELECT first_name FROM ` + f.schema + `.persons WHERE id = '` + f.person + `'`)
-		if err != nil || name == "n999" {
+		if err != nil || strings.HasPrefix(name, "h") || name == "n999" {
 			t.Fatalf("the paused standby reads first_name %q (%v): it was not behind", name, err)
 		}
 		if err := paused.Exec(`SELECT pg_wal_replay_resume()`); err != nil {
@@ -111,6 +126,14 @@ func TestReadsFromReplicas(t *testing.T) {
 			f.reads().since(before), f.replicas())
 		if errs.Load() != 0 {
 			t.Fatalf("%d reads failed", errs.Load())
+		}
+		// And it serves again once a probe finds it.
+		deadline := time.Now().Add(5 * time.Second)
+		for !f.allUp() {
+			if time.Now().After(deadline) {
+				t.Fatalf("the standby started again is not used within 5s: %+v", f.replicas())
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 
@@ -219,6 +242,60 @@ func (f *fleet) writeThenRead(t *testing.T, n int) (stale, failed int) {
 	return stale, failed
 }
 
+// throughTheAPI is writeThenRead through each store's API (instance.New),
+// a PATCH of the person's first name then a GET.
+func (f *fleet) throughTheAPI(t *testing.T, n int) (stale, failed int) {
+	_, secret, err := service.MintKey(context.Background(), f.stores[0], service.KeyRequest{AccountID: f.acc, Scopes: domain.AllScopes}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers [2]*httptest.Server
+	for i, st := range f.stores {
+		servers[i] = httptest.NewServer(instance.New(instance.Parts{Store: st, Clock: clock.System{}}).Handler())
+		defer servers[i].Close()
+	}
+	call := func(srv *httptest.Server, method, body string) (int, []byte, error) {
+		req, err := http.NewRequest(method, srv.URL+"/persons/"+f.person, strings.NewReader(body))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+secret)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		return res.StatusCode, raw, err
+	}
+	for i := range n {
+		want := fmt.Sprint("h", i)
+		if code, raw, err := call(servers[i%2], http.MethodPatch, `{"first_name":"`+want+`"}`); err != nil || code != http.StatusOK {
+			t.Errorf("PATCH %d: %d %s %v", i, code, raw, err)
+			failed++
+			continue
+		}
+		code, raw, err := call(servers[(i+1)%2], http.MethodGet, "")
+		var got struct {
+			FirstName string `json:"first_name"`
+		}
+		if err == nil && code == http.StatusOK {
+			err = json.Unmarshal(raw, &got)
+		}
+		switch {
+		case err != nil || code != http.StatusOK:
+			t.Errorf("GET %d: %d %s %v", i, code, raw, err)
+			failed++
+		case got.FirstName != want:
+			stale++
+		}
+	}
+	return stale, failed
+}
+
 // read reads the person's first name as a request would, the i-th way.
 func (f *fleet) read(st store.Store, i int) (string, error) {
 	ctx := store.MayReadReplica(context.Background())
@@ -300,6 +377,18 @@ func (f *fleet) replicas() [][]store.ReplicaState {
 		out = append(out, stats.Replicas)
 	}
 	return out
+}
+
+// allUp says whether every store finds every replica up.
+func (f *fleet) allUp() bool {
+	for _, rs := range f.replicas() {
+		for _, r := range rs {
+			if !r.Up {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func statsOf(st store.Store) readCounts {
