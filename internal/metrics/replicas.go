@@ -21,7 +21,7 @@ func (m *Metrics) WatchReplicas(src ReplicaSource) {
 var (
 	replicaReadsDesc = prometheus.NewDesc("pds_db_reads_total",
 		"Reads safe on a replica, by where they ran (target: replica, primary, fallback: a replica failed the read and the primary served it) "+
-			"and why (reason: caught_up, waited; behind, lagging, down, no_floor; recovery_conflict, down, error).",
+			"and why (reason: caught_up, waited; behind, down, no_floor; recovery_conflict, down, error).",
 		[]string{"target", "reason"}, nil)
 	replicaServedDesc = prometheus.NewDesc("pds_db_replica_reads_total",
 		"Reads each replica was picked for (those it failed are counted again as pds_db_reads_total{target=\"fallback\"}).",
