@@ -42,9 +42,7 @@ func TestReadsFromReplicas(t *testing.T) {
 	f := newFleet(t, c)
 
 	t.Run("no stale read with replay paused on one standby and the other lagging", func(t *testing.T) {
-		if err := paused.Exec(`SELECT pg_wal_replay_pause()`); err != nil {
-			t.Fatal(err)
-		}
+		onStandby(t, paused, `SELECT pg_wal_replay_pause()`)
 		if err := lagging.SetApplyDelay(30 * time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
@@ -67,9 +65,7 @@ func TestReadsFromReplicas(t *testing.T) {
 		if err != nil || strings.HasPrefix(name, "h") || name == "n999" {
 			t.Fatalf("the paused standby reads first_name %q (%v): it was not behind", name, err)
 		}
-		if err := paused.Exec(`SELECT pg_wal_replay_resume()`); err != nil {
-			t.Fatal(err)
-		}
+		onStandby(t, paused, `SELECT pg_wal_replay_resume()`)
 		if err := lagging.SetApplyDelay(0); err != nil {
 			t.Fatal(err)
 		}
@@ -442,6 +438,22 @@ func (c readCounts) replicaShare() float64 {
 
 func (c readCounts) String() string {
 	return fmt.Sprintf("%d by replicas, %d by the primary, %d fallen back to the primary %v", c.replica, c.primary, c.fallback, c.reasons)
+}
+
+// onStandby runs statement on standby n, again when replay cancelled it
+// for a conflict with recovery (40001), as it may any statement there.
+func onStandby(t testing.TB, n *pgcluster.Node, statement string) {
+	t.Helper()
+	var err error
+	for range 20 {
+		if err = n.Exec(statement); err == nil || !strings.Contains(err.Error(), "40001") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // newSchema makes a schema of its own on the cluster's primary.
