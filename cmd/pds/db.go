@@ -41,7 +41,7 @@ func openServingStore(ctx context.Context, c *commonFlags, migrate bool, log *sl
 	if err != nil {
 		return nil, err
 	}
-	return engines.Open(ctx, c.database, engines.Options{DirectURL: c.direct, KeepSchema: !migrate, Secrets: keys, Log: log})
+	return engines.Open(ctx, c.database, engines.Options{DirectURL: c.direct, Replicas: c.replicas, KeepSchema: !migrate, Secrets: keys, Log: log})
 }
 
 // secretsKeys reads --secrets-key-file: nil when it is not given.

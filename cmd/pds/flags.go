@@ -22,6 +22,28 @@ func commonFlagsOn(fs *pflag.FlagSet) *commonFlags {
 	return c
 }
 
+// replicaFlagOn declares --database-replica on fs, for the commands whose
+// reads a replica may serve (pds serve, pds persons report).
+func replicaFlagOn(fs *pflag.FlagSet, c *commonFlags) {
+	fs.Var(&c.replicas, "database-replica", "PostgreSQL only, optional, repeatable: a postgres:// URL of a streaming standby of --database "+
+		"(directly or through a pooler of its own) that serves the reads safe on a replica, each once it has replayed every write "+
+		"acknowledged before the request arrived; down or behind, the primary serves them. "+
+		envName("database-replica")+" takes several, separated by spaces")
+}
+
+// urlList is a repeatable flag of URLs; a value holding several separated
+// by white space (its environment variable's) adds each.
+type urlList []string
+
+func (l *urlList) String() string { return strings.Join(*l, " ") }
+
+func (l *urlList) Set(v string) error {
+	*l = append(*l, strings.Fields(v)...)
+	return nil
+}
+
+func (l *urlList) Type() string { return "url" }
+
 // jsonFlag declares --json.
 func jsonFlag(fs *pflag.FlagSet, v *bool, usage string) { fs.BoolVar(v, "json", false, usage) }
 
@@ -33,6 +55,9 @@ type commonFlags struct {
 	json   bool
 	// secretsKeyFile is --secrets-key-file ("" for none).
 	secretsKeyFile string
+	// replicas are --database-replica, for the commands that declare it
+	// (replicaFlagOn).
+	replicas urlList
 }
 
 // envName is the environment variable of a flag: PDS_ and its name in
@@ -47,7 +72,7 @@ func envName(flag string) string {
 
 // envNames are the variables that are not their flag's name: a URL's
 // variable says so, as DATABASE_URL-style variables do.
-var envNames = map[string]string{"database-direct": "PDS_DATABASE_DIRECT_URL"}
+var envNames = map[string]string{"database-direct": "PDS_DATABASE_DIRECT_URL", "database-replica": "PDS_DATABASE_REPLICA_URLS"}
 
 // usageError is a command line or setting the user must correct; pds
 // exits with status 2 on one, as command-line tools do, and 1 on any other

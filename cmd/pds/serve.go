@@ -56,6 +56,7 @@ type serveConfig struct {
 
 func (e cmdEnv) serve(fs *pflag.FlagSet) func([]string) error {
 	c := commonFlagsOn(fs)
+	replicaFlagOn(fs, c)
 	cfg := serveFlags(fs)
 	return func([]string) error { return e.runServer(*cfg, c) }
 }
@@ -200,6 +201,9 @@ func (e cmdEnv) runServer(cfg serveConfig, c *commonFlags) (err error) {
 		}
 		if r, ok := st.(metrics.RetrySource); ok {
 			m.WatchRetries(r)
+		}
+		if r, ok := st.(metrics.ReplicaSource); ok {
+			m.WatchReplicas(r)
 		}
 		parts.Metrics, observer = m, m
 		failures.Observe(m)

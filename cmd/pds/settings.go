@@ -19,6 +19,7 @@ import (
 var settingExamples = map[string]string{
 	"database":                         "pds.db (an SQLite file) or postgres://user@host:5432/pds",
 	"database-direct":                  "postgres://user@db-host:5432/pds (the server itself, when --database names a pooler)",
+	"database-replica":                 "postgres://user@replica-host:5432/pds (a streaming standby of --database; repeat for each)",
 	"json":                             "true",
 	"secrets-key-file":                 "/etc/pds/secrets.key (made with: openssl rand -hex 32 > /etc/pds/secrets.key; chmod 600 /etc/pds/secrets.key)",
 	"addr":                             "localhost:8080 (this machine alone), or :8080 for every interface",
@@ -143,7 +144,10 @@ func checkHeaderName(flag, name string) error {
 // checkDatabases checks --database and --database-direct, which names a
 // PostgreSQL database beside a PostgreSQL --database only.
 func checkDatabases(c *commonFlags) error {
-	if err := checkDatabase(c.database); err != nil || c.direct == "" {
+	if err := checkDatabase(c.database); err != nil {
+		return err
+	}
+	if err := checkReplicas(c); err != nil || c.direct == "" {
 		return err
 	}
 	if !isPostgres(c.database) {
@@ -154,6 +158,23 @@ func checkDatabases(c *commonFlags) error {
 	}
 	if err := postgres.CheckURL(c.direct); err != nil {
 		return badSetting("database-direct", redact(c.direct), strings.TrimPrefix(err.Error(), "postgres: "))
+	}
+	return nil
+}
+
+// checkReplicas checks --database-replica, which names PostgreSQL standbys
+// beside a PostgreSQL --database only.
+func checkReplicas(c *commonFlags) error {
+	for _, url := range c.replicas {
+		switch {
+		case !isPostgres(c.database):
+			return badSetting("database-replica", redact(url), "--database names an SQLite file, which has no replicas")
+		case !isPostgres(url):
+			return badSetting("database-replica", redact(url), "not a postgres:// URL")
+		}
+		if err := postgres.CheckURL(url); err != nil {
+			return badSetting("database-replica", redact(url), strings.TrimPrefix(err.Error(), "postgres: "))
+		}
 	}
 	return nil
 }

@@ -57,6 +57,9 @@ type config struct {
 	// peer is the base URL of a PocketBase the operator started, and
 	// peerAdmin its superuser's email:password (--rows peer).
 	peer, peerAdmin string
+	// replica is a streaming standby of pgURL that every PostgreSQL pds
+	// serve reads from too (--replica; replica.go).
+	replica string
 }
 
 func main() {
@@ -94,6 +97,8 @@ func run(ctx context.Context, args []string) error {
 	only := fs.String("only", "", "measure only these rows, by number (e.g. 2,4; 15 is the merge row, which it adds to --rows); the import row comes with a seed")
 	fs.StringVar(&c.peer, "peer", "", "base URL of a PocketBase to compare creates and reads with (--rows peer), e.g. http://127.0.0.1:8090")
 	fs.StringVar(&c.peerAdmin, "peer-admin", "", "the PocketBase superuser's email:password, with which --rows peer makes its collection")
+	fs.StringVar(&c.replica, "replica", "", "a streaming standby of --postgres-url: every PostgreSQL pds serve also gets it as --database-replica "+
+		"(with the run's schema), and the reads each target served are printed after its rows; on one machine this shows the routing's overhead, not the scale-out")
 	rowsFlag := fs.String("rows", "scale", "comma list of row groups to measure: "+strings.Join(rowGroupNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -303,6 +308,7 @@ func bench(ctx context.Context, c config, engine, dir string) ([]row, []string, 
 		return nil, nil, err
 	}
 	m.all()
+	srv.printReadTargets(logf)
 	if err := srv.stop(); err != nil {
 		m.fail("%v", err)
 	}

@@ -27,12 +27,23 @@ func startPDS(c config, name, dir, database string, extra ...string) (*process, 
 		}
 		args = append(args, "--pprof-addr", pprofAddr)
 	}
+	metricsAddr := ""
+	if c.replica != "" && strings.HasPrefix(database, "postgres") {
+		replica, err := replicaOf(c.replica, database)
+		if err != nil {
+			return nil, err
+		}
+		if metricsAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--database-replica", replica, "--metrics-addr", metricsAddr)
+	}
 	args = append(args, extra...)
 	p, err := startProcess("pds serve "+name, filepath.Join(dir, name+".log"), addr, "/readyz", withoutSettings(os.Environ()), c.pdsBin, args...)
 	if err != nil {
 		return nil, err
 	}
-	p.pprofAddr = pprofAddr
+	p.pprofAddr, p.metricsAddr = pprofAddr, metricsAddr
 	return p, nil
 }
 

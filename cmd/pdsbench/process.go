@@ -32,8 +32,11 @@ type process struct {
 	// and profile the CPU profile being taken through it (profile.go).
 	pprofAddr string
 	profile   *cpuProfile
-	stopErr   error
-	stopped   bool
+	// metricsAddr is where it serves its metrics, with --replica ("" for
+	// none): printReadTargets reads them.
+	metricsAddr string
+	stopErr     error
+	stopped     bool
 }
 
 // startupLimit is how long a server may take to answer once started.

@@ -14,6 +14,7 @@ import (
 	"github.com/pds-dev/pds/internal/params"
 	"github.com/pds-dev/pds/internal/problems"
 	"github.com/pds-dev/pds/internal/service"
+	"github.com/pds-dev/pds/internal/store"
 )
 
 // viewer is who a page is for: a session and the API key it acts as, read
@@ -83,7 +84,13 @@ func values(r *http.Request) url.Values {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope domain.Scope, isAction bool, h handler) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DatabaseTimeout)
+	ctx := r.Context()
+	if !isAction && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// A page that changes nothing may be read from a replica, caught
+		// up with its arrival (store.MayReadReplica).
+		ctx = store.MayReadReplica(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DatabaseTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
 	v, err := s.viewerOf(w, r)

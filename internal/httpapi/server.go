@@ -158,6 +158,11 @@ func (s *Server) register(pattern string, o routeOpts, h handlerFunc) {
 	takes := takesQuery(pattern)
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client := r.Context()
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			// Only a request that changes nothing may be read from a
+			// replica, caught up with its arrival (store.MayReadReplica).
+			client = store.MayReadReplica(client)
+		}
 		bounded, cancel := context.WithTimeout(client, s.cfg.DatabaseTimeout)
 		defer cancel()
 		r = r.WithContext(bounded)

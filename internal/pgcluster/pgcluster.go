@@ -34,11 +34,16 @@ type Options struct {
 	// synchronous_standby_names, so that a commit returns once the standby
 	// has flushed it: what an operator who cannot lose a write runs.
 	Synchronous bool
+	// Standbys is how many standbys stream from the primary (b, c, ...),
+	// each asynchronous but for b with Synchronous; 0 is one. The
+	// failover methods (Other, Rejoin) know two nodes only; more serve
+	// the tests of reads from replicas.
+	Standbys int
 }
 
 // Cluster is two nodes, a and b, listed in that order in URL: one primary,
 // one standby (or, after a failover, a node that is neither until it is
-// re-joined).
+// re-joined); with Options.Standbys, more standbys after b.
 type Cluster struct {
 	bin  string
 	root string
@@ -92,7 +97,8 @@ func Start(bin string, opts Options) (*Cluster, error) {
 		os.RemoveAll(root)
 		return nil, err
 	}
-	for _, name := range []string{"a", "b"} {
+	for i := range 1 + max(1, opts.Standbys) {
+		name := string(rune('a' + i))
 		port, err := freePort()
 		if err != nil {
 			c.Close()
@@ -101,7 +107,7 @@ func Start(bin string, opts Options) (*Cluster, error) {
 		c.nodes = append(c.nodes, &Node{c: c, Name: name, Port: port, dir: filepath.Join(root, name),
 			logs: filepath.Join(root, name+".log")})
 	}
-	a, b := c.nodes[0], c.nodes[1]
+	a := c.nodes[0]
 	if err := c.run("initdb", "-D", a.dir, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"); err != nil {
 		c.Close()
 		return nil, err
@@ -119,14 +125,16 @@ func Start(bin string, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.primary = a
-	if err := c.run("pg_basebackup", "-D", b.dir, "-h", "127.0.0.1", "-p", strconv.Itoa(a.Port), "-U", "postgres",
-		"-X", "stream", "-c", "fast", "--no-sync"); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if err := c.join(b); err != nil {
-		c.Close()
-		return nil, err
+	for _, b := range c.nodes[1:] {
+		if err := c.run("pg_basebackup", "-D", b.dir, "-h", "127.0.0.1", "-p", strconv.Itoa(a.Port), "-U", "postgres",
+			"-X", "stream", "-c", "fast", "--no-sync"); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if err := c.join(b); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -402,7 +410,7 @@ func (c *Cluster) join(n *Node) error {
 	if err := n.Start(); err != nil {
 		return err
 	}
-	if c.opts.Synchronous {
+	if c.synchronous(n) {
 		if err := p.Exec(fmt.Sprintf(`ALTER SYSTEM SET synchronous_standby_names = '"%s"'`, n.Name), `SELECT pg_reload_conf()`); err != nil {
 			return err
 		}
@@ -410,11 +418,18 @@ func (c *Cluster) join(n *Node) error {
 	return c.WaitStreaming(n)
 }
 
+// synchronous says whether n is (or was) to be the primary's synchronous
+// standby: with Options.Synchronous, either of the first two nodes, which
+// trade places in a failover.
+func (c *Cluster) synchronous(n *Node) bool {
+	return c.opts.Synchronous && (n == c.nodes[0] || n == c.nodes[1])
+}
+
 // WaitStreaming waits, at most a minute, until n streams from the primary:
 // as its synchronous standby with Options.Synchronous.
 func (c *Cluster) WaitStreaming(n *Node) error {
 	want := "async"
-	if c.opts.Synchronous {
+	if c.synchronous(n) {
 		want = "sync"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -448,6 +463,36 @@ func (n *Node) Exec(statements ...string) error {
 		}
 	}
 	return nil
+}
+
+// Query reads the first column of the first row of a statement on n's
+// postgres database ("" when it answers none).
+func (n *Node) Query(statement string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.query(ctx, statement)
+}
+
+// SetApplyDelay has n, a standby, apply each commit it receives d after
+// the primary made it (recovery_min_apply_delay; 0 for none): a standby
+// that lags. It takes effect at once (a reload).
+func (n *Node) SetApplyDelay(d time.Duration) error {
+	path := filepath.Join(n.dir, "postgresql.auto.conf")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var keep []string
+	for _, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+		if !strings.HasPrefix(line, "recovery_min_apply_delay") {
+			keep = append(keep, line)
+		}
+	}
+	keep = append(keep, fmt.Sprintf("recovery_min_apply_delay = '%dms'", d.Milliseconds()))
+	if err := n.c.writeFile(path, strings.Join(keep, "\n")+"\n"); err != nil {
+		return err
+	}
+	return n.c.run("pg_ctl", "reload", "-D", n.dir)
 }
 
 // query reads the first column of the first row of a statement on n ("" when

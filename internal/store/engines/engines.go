@@ -27,6 +27,9 @@ type Options struct {
 	// DirectURL reaches a PostgreSQL database without the pooler the
 	// database's URL names (--database-direct); unused for SQLite.
 	DirectURL string
+	// Replicas are streaming standbys of the PostgreSQL primary that serve
+	// the reads safe on a replica (--database-replica); unused for SQLite.
+	Replicas []string
 	// Log takes what an SQLite store says of the faults it mends; nil
 	// discards.
 	Log *slog.Logger
@@ -50,7 +53,8 @@ func Name(database string) string {
 // names.
 func Open(ctx context.Context, database string, o Options) (store.Store, error) {
 	if IsPostgres(database) {
-		return postgres.Open(ctx, database, postgres.Options{DirectURL: o.DirectURL, KeepSchema: o.KeepSchema, Secrets: o.Secrets})
+		return postgres.Open(ctx, database, postgres.Options{DirectURL: o.DirectURL, KeepSchema: o.KeepSchema, Secrets: o.Secrets,
+			Replicas: o.Replicas})
 	}
 	return sqlite.OpenWith(ctx, database, sqlite.Options{KeepSchema: o.KeepSchema, Secrets: o.Secrets, Log: o.Log})
 }

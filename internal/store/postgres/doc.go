@@ -86,7 +86,26 @@
 // wrap domain.ErrNoPrimary, and Ping checks that the server takes writes
 // (Dialect.Writable), so /readyz says which. The failover tests
 // (postgres/failover_test.go, cmd/pds/failover_test.go) run a primary and a
-// standby of their own (internal/pgcluster).
+// standby of their own (internal/pgcluster); the replica tests
+// (replicas_test.go) a primary and two standbys.
+//
+// # Reads from replicas
+//
+// Options.Replicas (--database-replica) are streaming standbys of the
+// primary, each a pool of its own (replicas.go, replicaSet: sqlstore's
+// ReadRouter). sqlstore decides which reads are safe on one; a request's
+// context marked by store.MayReadReplica (a GET of the API or the console)
+// carries its floor, the primary's WAL insert position read after it
+// arrived: by the key cache's sync round (keyPoll's counter read, keyWatch's
+// round trip, which then reads the position instead of an empty query), or
+// by a read of its own shared by the requests that arrived meanwhile. A
+// replica serves the read once its replay position, probed before the read
+// and known to only grow within one life of the server (a new life is
+// caught at connect, admit), covers the floor; else the read waits a few
+// milliseconds, then goes to the primary. A replica that fails a read
+// (down, a recovery conflict) hands it to the primary and is passed over
+// until the monitor finds it serving. Ping, and so /readyz, asks the
+// primary only.
 //
 // # Where PostgreSQL works its own way
 //

@@ -69,3 +69,15 @@ func OwnsSession(ctx context.Context, url string) (bool, error) {
 	}
 	return ownsSession(ctx, cfg)
 }
+
+// OpenRoutingEveryRead is Open whose safe reads of every context go to a
+// replica caught up with the moment of the call (Options.routeEveryRead),
+// as if each call were a request of its own: for the conformance suite.
+func OpenRoutingEveryRead(ctx context.Context, url string, opts Options) (store.Store, error) {
+	opts.routeEveryRead = true
+	st, err := open(ctx, url, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}

@@ -29,6 +29,9 @@ type keyPoll struct {
 	st    *sqlstore.Store
 	db    *sql.DB
 	reads *sqlstore.SharedRead
+	// floors, with replicas, hears the primary's insert position each
+	// read also reads: the floor of the request's reads (replicas.go).
+	floors *replicaSet
 
 	mu   sync.Mutex
 	seen pollRead
@@ -42,22 +45,40 @@ type pollRead struct {
 	started  string
 }
 
-func newKeyPoll(db *sql.DB, st *sqlstore.Store) *keyPoll {
-	p := &keyPoll{st: st, db: db}
+func newKeyPoll(db *sql.DB, st *sqlstore.Store, floors *replicaSet) *keyPoll {
+	p := &keyPoll{st: st, db: db, floors: floors}
 	p.reads = sqlstore.NewSharedRead(p.readCounter, syncTimeout)
 	return p
 }
 
 // Sync returns once a read of the counter that started after it was
 // called has emptied the cache if the counter moved.
-func (p *keyPoll) Sync(ctx context.Context) error { return p.reads.Wait(ctx) }
+// With replicas, that read's position of the primary is the request's floor.
+func (p *keyPoll) Sync(ctx context.Context) error {
+	if err := p.reads.Wait(ctx); err != nil {
+		return err
+	}
+	if p.floors != nil {
+		p.floors.floorFromKeyCheck(ctx)
+	}
+	return nil
+}
 
 // readCounter reads the counter, and the server's life, and empties the
 // key cache when either moved. Reads never overlap, so a later read never
 // sees an older count of the same server.
 func (p *keyPoll) readCounter(ctx context.Context) error {
 	var r pollRead
-	if err := p.db.QueryRowContext(ctx, `SELECT n, `+lifeColumns+` FROM key_changes WHERE id = 1`).
+	if p.floors != nil {
+		var lsn string
+		if err := p.db.QueryRowContext(ctx, `SELECT n, `+lifeColumns+`, pg_current_wal_insert_lsn()::text FROM key_changes WHERE id = 1`).
+			Scan(&r.n, &r.timeline, &r.started, &lsn); err != nil {
+			return err
+		}
+		if err := p.floors.noteFloor(lsn); err != nil {
+			return err
+		}
+	} else if err := p.db.QueryRowContext(ctx, `SELECT n, `+lifeColumns+` FROM key_changes WHERE id = 1`).
 		Scan(&r.n, &r.timeline, &r.started); err != nil {
 		return err
 	}

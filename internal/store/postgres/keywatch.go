@@ -48,6 +48,10 @@ var errNotListening = errors.New("postgres: the key cache's listening connection
 type keyWatch struct {
 	url string
 	st  *sqlstore.Store
+	// floors, with replicas, hears the primary's insert position each
+	// sync round reads instead of its empty query: the floor of the
+	// request's reads (replicas.go).
+	floors *replicaSet
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -69,9 +73,9 @@ type syncRound struct {
 	err  error
 }
 
-func newKeyWatch(url string, st *sqlstore.Store) *keyWatch {
+func newKeyWatch(url string, st *sqlstore.Store, floors *replicaSet) *keyWatch {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &keyWatch{url: url, st: st, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	return &keyWatch{url: url, st: st, floors: floors, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
 // Sync returns once the cache has applied every key change committed
@@ -98,6 +102,9 @@ func (w *keyWatch) Sync(ctx context.Context) error {
 	w.mu.Unlock()
 	select {
 	case <-r.done:
+		if r.err == nil && w.floors != nil {
+			w.floors.floorFromKeyCheck(ctx)
+		}
 		return r.err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -195,7 +202,7 @@ func (w *keyWatch) serve(conn *pgconn.PgConn) error {
 
 		if r != nil {
 			ctx, cancel := context.WithTimeout(w.ctx, syncTimeout)
-			err := conn.Exec(ctx, `-- sync`).Close()
+			err := w.syncRound(ctx, conn)
 			cancel()
 			r.err = err
 			close(r.done)
@@ -216,6 +223,22 @@ func (w *keyWatch) serve(conn *pgconn.PgConn) error {
 			return err // the connection failed, not a request waking the wait
 		}
 	}
+}
+
+// syncRound is one round trip on the listening connection: an empty query,
+// or with replicas the primary's insert position.
+func (w *keyWatch) syncRound(ctx context.Context, conn *pgconn.PgConn) error {
+	if w.floors == nil {
+		return conn.Exec(ctx, `-- sync`).Close()
+	}
+	res, err := conn.Exec(ctx, `SELECT pg_current_wal_insert_lsn()::text`).ReadAll()
+	if err != nil {
+		return err
+	}
+	if len(res) != 1 || len(res[0].Rows) != 1 {
+		return errors.New("postgres: the sync round read no position")
+	}
+	return w.floors.noteFloor(string(res[0].Rows[0][0]))
 }
 
 // setUp records whether the connection listens; going down fails the round

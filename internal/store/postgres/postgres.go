@@ -47,6 +47,16 @@ type Options struct {
 	// way Open refuses a database whose secrets are sealed under a key it
 	// lacks.
 	Secrets *secrets.Keyring
+	// Replicas are streaming standbys of the primary the URL reaches
+	// (--database-replica), each directly or through a pooler of its
+	// own: the reads that are safe on one go to one that has replayed
+	// every commit acknowledged before their request arrived
+	// (replicas.go). One down at Open costs nothing.
+	Replicas []string
+	// routeEveryRead, for tests, routes the safe reads of every context,
+	// each with a floor read then, as if each were a request of its own:
+	// the conformance suite's calls are not requests.
+	routeEveryRead bool
 }
 
 // defaultConnectTimeout bounds a connection attempt whose URL sets no
@@ -127,19 +137,27 @@ func open(ctx context.Context, url string, opts Options, poll bool) (*sqlstore.S
 	db.SetMaxOpenConns(PoolSize())
 	db.SetMaxIdleConns(PoolSize())
 	st := sqlstore.New(Dialect, db, db, isUniqueViolation)
+	var replicas *replicaSet
+	if len(opts.Replicas) > 0 {
+		if replicas, err = openReplicas(ctx, db, opts.Replicas, opts.routeEveryRead); err != nil {
+			st.Close()
+			return nil, err
+		}
+		st.RouteReads(replicas)
+	}
 	switch {
 	case poll:
-		st.CacheKeys(newKeyPoll(db, st))
+		st.CacheKeys(newKeyPoll(db, st, replicas))
 	case opts.DirectURL != "":
-		st.CacheKeys(newKeyWatch(schemaURL, st))
+		st.CacheKeys(newKeyWatch(schemaURL, st, replicas))
 	case own:
 		// No pooler in between: the URL itself gives a session to listen
 		// on. A sync is then an empty query on that session, where polling
 		// is a statement through the pool, and a change drops one key, not
 		// the whole cache.
-		st.CacheKeys(newKeyWatch(url, st))
+		st.CacheKeys(newKeyWatch(url, st, replicas))
 	default:
-		st.CacheKeys(newKeyPoll(db, st))
+		st.CacheKeys(newKeyPoll(db, st, replicas))
 	}
 	if err := st.UseSecretsKeys(ctx, opts.Secrets); err != nil {
 		st.Close()

@@ -15,7 +15,7 @@ import (
 func (s *Store) AccountCounts(ctx context.Context, accountID string) (_ domain.AccountCounts, err error) {
 	defer named("AccountCounts", &err)
 	var c domain.AccountCounts
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		for _, t := range []struct {
 			tl timeline
 			n  *int

@@ -29,7 +29,7 @@ func (s *Store) ListAccountDeliveries(ctx context.Context, accountID string, f d
 		return nil, 0, err
 	}
 	scan := func(sc scanner) (*domain.Delivery, error) { return scanDelivery(sc) }
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		out, total = nil, 0
 		ids, err := queryAll(ctx, q, func(sc scanner) (string, error) {
 			var id string

@@ -72,15 +72,17 @@ func (t attemptTally) write(ctx context.Context, q querier) error {
 // the account's subscriptions, then each one's hours from its primary key.
 func (s *Store) AttemptCounts(ctx context.Context, accountID string, since time.Time) (_ []domain.AttemptCount, err error) {
 	defer named("AttemptCounts", &err)
-	return queryAll(ctx, s.reader(), func(sc scanner) (domain.AttemptCount, error) {
-		var c domain.AttemptCount
-		var hour int64
-		err := sc.Scan(&c.WebhookID, &hour, &c.Succeeded, &c.Failed, &c.Errors)
-		c.Hour = domain.FromMillis(hour)
-		return c, err
-	}, `SELECT ac.webhook_id, ac.hour, ac.succeeded, ac.failed, ac.errors
-		FROM webhooks w JOIN webhook_attempt_counts ac ON ac.webhook_id = w.id
-		WHERE w.account_id = $1 AND ac.hour >= $2 ORDER BY ac.webhook_id, ac.hour`, accountID, countHour(since).UnixMilli())
+	return safeValue(ctx, s, func(q querier) ([]domain.AttemptCount, error) {
+		return queryAll(ctx, q, func(sc scanner) (domain.AttemptCount, error) {
+			var c domain.AttemptCount
+			var hour int64
+			err := sc.Scan(&c.WebhookID, &hour, &c.Succeeded, &c.Failed, &c.Errors)
+			c.Hour = domain.FromMillis(hour)
+			return c, err
+		}, `SELECT ac.webhook_id, ac.hour, ac.succeeded, ac.failed, ac.errors
+			FROM webhooks w JOIN webhook_attempt_counts ac ON ac.webhook_id = w.id
+			WHERE w.account_id = $1 AND ac.hour >= $2 ORDER BY ac.webhook_id, ac.hour`, accountID, countHour(since).UnixMilli())
+	})
 }
 
 // pruneAttemptCounts deletes the counts of the hours that ended by before,

@@ -172,7 +172,7 @@ const breadcrumbColumns = `id, account_id, flavor, person_id, campaign_id, proje
 func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.BreadcrumbFilter, p domain.PageRequest) (out []domain.Breadcrumb, total int, err error) {
 	defer named("ListBreadcrumbs", &err)
 	if f.PersonID == nil && f.CampaignID == nil && f.ProjectID == nil {
-		err = s.inReadTx(ctx, func(q querier) error {
+		err = s.safeReadTx(ctx, func(q querier) error {
 			out, total, err = breadcrumbTimeline(ctx, q, accountID, f, p)
 			return err
 		})
@@ -196,7 +196,9 @@ func (s *Store) ListBreadcrumbs(ctx context.Context, accountID string, f domain.
 	if f.Until != nil {
 		where += ` AND activity_at <= ` + args.add(f.Until.UnixMilli())
 	}
-	return listPage(ctx, s.reader(), breadcrumbColumns, `breadcrumbs WHERE `+where, `activity_at DESC, id DESC`, args, p, scanBreadcrumb)
+	return safePage(ctx, s, func(q querier) ([]domain.Breadcrumb, int, error) {
+		return listPage(ctx, q, breadcrumbColumns, `breadcrumbs WHERE `+where, `activity_at DESC, id DESC`, args, p, scanBreadcrumb)
+	})
 }
 
 // breadcrumbTimeline reads a page of the account's breadcrumbs, or those

@@ -30,14 +30,18 @@ func scanCampaign(sc scanner) (domain.Campaign, error) {
 // GetCampaign returns a campaign of the account.
 func (s *Store) GetCampaign(ctx context.Context, accountID, id string) (_ *domain.Campaign, err error) {
 	defer named("GetCampaign", &err)
-	return getOne(ctx, s.reader(), domain.NotFound("campaign", id), scanCampaign,
-		`SELECT `+campaignColumns+` FROM campaigns WHERE account_id = $1 AND id = $2`, accountID, id)
+	return safeValue(ctx, s, func(q querier) (*domain.Campaign, error) {
+		return getOne(ctx, q, domain.NotFound("campaign", id), scanCampaign,
+			`SELECT `+campaignColumns+` FROM campaigns WHERE account_id = $1 AND id = $2`, accountID, id)
+	})
 }
 
 // ListCampaigns pages the account's campaigns, oldest first.
 func (s *Store) ListCampaigns(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Campaign, _ int, err error) {
 	defer named("ListCampaigns", &err)
-	return listPage(ctx, s.reader(), campaignColumns, `campaigns WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanCampaign)
+	return safePage(ctx, s, func(q querier) ([]domain.Campaign, int, error) {
+		return listPage(ctx, q, campaignColumns, `campaigns WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanCampaign)
+	})
 }
 
 // ImportCampaigns upserts campaigns by id, all or none. A project_id must

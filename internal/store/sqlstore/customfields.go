@@ -90,7 +90,7 @@ func checkKeyFree(ctx context.Context, q querier, f domain.CustomField) error {
 // GetCustomField returns a live field of the account.
 func (s *Store) GetCustomField(ctx context.Context, accountID, id string) (_ *domain.CustomField, err error) {
 	defer named("GetCustomField", &err)
-	return getLiveField(ctx, s.reader(), accountID, id)
+	return safeValue(ctx, s, func(q querier) (*domain.CustomField, error) { return getLiveField(ctx, q, accountID, id) })
 }
 
 func getLiveField(ctx context.Context, q querier, accountID, id string) (*domain.CustomField, error) {
@@ -106,7 +106,9 @@ func (s *Store) ListCustomFields(ctx context.Context, accountID string, collecti
 	if collection != nil {
 		where += ` AND collection = ` + args.add(*collection)
 	}
-	return listPage(ctx, s.reader(), fieldColumns, where, `created_at, id`, args, p, scanField)
+	return safePage(ctx, s, func(q querier) ([]domain.CustomField, int, error) {
+		return listPage(ctx, q, fieldColumns, where, `created_at, id`, args, p, scanField)
+	})
 }
 
 // writableField loads a live field that the API may change.

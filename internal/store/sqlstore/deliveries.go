@@ -57,7 +57,7 @@ func scanDelivery(sc scanner, extra ...any) (*domain.Delivery, error) {
 func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string, f domain.DeliveryFilter, p domain.PageRequest) (out []domain.Delivery, total int, err error) {
 	defer named("ListDeliveries", &err)
 	scan := func(sc scanner) (*domain.Delivery, error) { return scanDelivery(sc) }
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		if _, err := getWebhook(ctx, q, accountID, webhookID); err != nil {
 			return err
 		}
@@ -123,15 +123,21 @@ func scanDeliveryRow(r *row, id string) (*domain.Delivery, error) {
 // GetDelivery returns a delivery of the subscription with its attempts.
 func (s *Store) GetDelivery(ctx context.Context, accountID, webhookID, id string) (_ *domain.Delivery, _ []domain.DeliveryAttempt, err error) {
 	defer named("GetDelivery", &err)
-	if _, err := s.GetWebhook(ctx, accountID, webhookID); err != nil {
-		return nil, nil, err
-	}
-	d, err := getDelivery(ctx, s.reader(), accountID, webhookID, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	attempts, err := queryAll(ctx, s.reader(), scanAttempt, `SELECT attempt, attempted_at, status_code, error, duration_ms, request_headers
-		FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`, id)
+	var (
+		d        *domain.Delivery
+		attempts []domain.DeliveryAttempt
+	)
+	err = s.safeRead(ctx, func(q querier) (err error) {
+		if _, err := getWebhook(ctx, q, accountID, webhookID); err != nil {
+			return err
+		}
+		if d, err = getDelivery(ctx, q, accountID, webhookID, id); err != nil {
+			return err
+		}
+		attempts, err = queryAll(ctx, q, scanAttempt, `SELECT attempt, attempted_at, status_code, error, duration_ms, request_headers
+			FROM delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`, id)
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,6 +21,10 @@
 // imports no engine.
 //
 // The Store is in store.go, its transactions and querier in querier.go.
+// The reads a replica may serve (PostgreSQL's --database-replica) are
+// decided here, in the methods that read through safeRead, safeReadTx, the
+// Get Person batch and OpenExport (replica_reads.go); the engine's
+// ReadRouter says where each runs. Every other read uses s.reader().
 //
 // # Errors
 //

@@ -385,8 +385,10 @@ func (s *Store) FinishErasures(ctx context.Context, now time.Time) (err error) {
 // ListSuppressions returns a page of the account's suppressions, newest first.
 func (s *Store) ListSuppressions(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Suppression, _ int, err error) {
 	defer named("ListSuppressions", &err)
-	return listPage(ctx, s.reader(), `id, kind, hash, created_at, key_id`, `suppressions WHERE account_id = $1`,
-		`created_at DESC, id DESC`, []any{accountID}, p, scanSuppression)
+	return safePage(ctx, s, func(q querier) ([]domain.Suppression, int, error) {
+		return listPage(ctx, q, `id, kind, hash, created_at, key_id`, `suppressions WHERE account_id = $1`,
+			`created_at DESC, id DESC`, []any{accountID}, p, scanSuppression)
+	})
 }
 
 func scanSuppression(sc scanner) (domain.Suppression, error) {
@@ -435,12 +437,14 @@ func (s *Store) DeleteSuppression(ctx context.Context, accountID, id string) (er
 // person (erased_with), which it erased with it.
 func (s *Store) ListErasures(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Erasure, _ int, err error) {
 	defer named("ListErasures", &err)
-	return listPage(ctx, s.reader(), `id, person_id, key_id, erased_at, suppressed`, `erasures WHERE account_id = $1 AND erased_with IS NULL`,
-		`erased_at DESC, id DESC`, []any{accountID}, p, func(sc scanner) (domain.Erasure, error) {
-			var e domain.Erasure
-			var at int64
-			err := sc.Scan(&e.ID, &e.PersonID, &e.KeyID, &at, &e.Suppressed)
-			e.At = domain.FromMillis(at)
-			return e, err
-		})
+	return safePage(ctx, s, func(q querier) ([]domain.Erasure, int, error) {
+		return listPage(ctx, q, `id, person_id, key_id, erased_at, suppressed`, `erasures WHERE account_id = $1 AND erased_with IS NULL`,
+			`erased_at DESC, id DESC`, []any{accountID}, p, func(sc scanner) (domain.Erasure, error) {
+				var e domain.Erasure
+				var at int64
+				err := sc.Scan(&e.ID, &e.PersonID, &e.KeyID, &at, &e.Suppressed)
+				e.At = domain.FromMillis(at)
+				return e, err
+			})
+	})
 }

@@ -96,7 +96,7 @@ func (s *Store) PersonChanges(ctx context.Context, accountID string, after domai
 		next domain.ChangePosition
 	)
 	f := s.dialect.Changes
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		cut := after.Cut
 		if cut == "" {
 			if err := q.queryRow(ctx, f.Cut).Scan(&cut); err != nil {
@@ -185,7 +185,7 @@ func scanChange(sc scanner) (domain.PersonChange, error) {
 func (s *Store) ChangesHead(ctx context.Context, accountID string) (_ domain.ChangePosition, err error) {
 	defer named("ChangesHead", &err)
 	var head domain.ChangePosition
-	err = s.inReadTx(ctx, func(q querier) (err error) {
+	err = s.safeReadTx(ctx, func(q querier) (err error) {
 		head, err = changesHead(ctx, q, s.dialect.Changes, accountID)
 		return err
 	})
@@ -230,14 +230,26 @@ func stampTombstone(ctx context.Context, q querier, accountID, personID string, 
 
 // OpenExport begins a read transaction that every chunk of the export,
 // and the feed's position, read: the snapshot is the one its first
-// statement takes.
+// statement takes. With replicas it is one replica's for the whole stream,
+// taken after that replica replayed everything acknowledged before the
+// request arrived; a replica that cannot begin it leaves it to the
+// primary, but one lost during the stream ends it, as the primary's loss
+// would (no other server holds that snapshot).
 func (s *Store) OpenExport(ctx context.Context, accountID string) (_ store.PersonExport, err error) {
 	defer named("OpenExport", &err)
-	tx, err := s.r.BeginTx(ctx, s.dialect.ReadSnapshot)
+	var (
+		db *sql.DB
+		tx *sql.Tx
+	)
+	err = s.safeReadAt(ctx, s.readsAt(ctx), func(on *sql.DB) (err error) {
+		db = on
+		tx, err = on.BeginTx(ctx, s.dialect.ReadSnapshot)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: OpenExport: %w", err)
 	}
-	q, done := s.txQuerier(ctx, s.r, tx)
+	q, done := s.txQuerier(ctx, db, tx)
 	return &snapshotExport{s: s, tx: tx, q: q, done: done, account: accountID}, nil
 }
 

@@ -24,7 +24,7 @@ func (s *Store) ExportPersons(ctx context.Context, accountID string, sel domain.
 	// One snapshot per chunk, so that each person's tags and values are
 	// those of the row read; OpenExport reads every chunk in one.
 	var persons []domain.Person
-	err = s.inReadTx(ctx, func(q querier) (err error) {
+	err = s.safeReadTx(ctx, func(q querier) (err error) {
 		persons, err = s.exportChunk(ctx, q, accountID, sel, limit)
 		return err
 	})

@@ -129,7 +129,7 @@ type PersonGets interface {
 
 // personGetter reads one person of an account for GetPerson.
 type personGetter interface {
-	get(ctx context.Context, accountID, id string) (*domain.Person, error)
+	get(ctx context.Context, at readAt, accountID, id string) (*domain.Person, error)
 	close()
 }
 
@@ -144,7 +144,7 @@ func (oneByOne) start(s *Store) personGetter { return direct{s} }
 // direct is OneByOne's reader.
 type direct struct{ s *Store }
 
-func (d direct) get(ctx context.Context, accountID, id string) (*domain.Person, error) {
+func (d direct) get(ctx context.Context, _ readAt, accountID, id string) (*domain.Person, error) {
 	return getPerson(ctx, d.s.reader(), accountID, id)
 }
 

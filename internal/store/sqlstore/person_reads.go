@@ -63,16 +63,19 @@ func getPerson(ctx context.Context, q querier, accountID, id string) (*domain.Pe
 func (s *Store) GetPerson(ctx context.Context, accountID, id string) (_ *domain.Person, err error) {
 	defer named("GetPerson", &err)
 	var p *domain.Person
+	at := s.readsAt(ctx)
 	if c := s.persons; c != nil {
 		p, err = c.get(ctx, personKey{accountID, id}, func(ctx context.Context) (*domain.Person, error) {
 			return getPerson(ctx, s.reader(), accountID, id)
 		})
 	} else {
-		p, err = s.gets.get(ctx, accountID, id)
+		p, err = s.gets.get(ctx, at, accountID, id)
 	}
 	if errors.Is(err, domain.ErrNotFound) {
 		// Only a miss reads further: was the id merged into another?
-		return nil, notFoundOrMerged(ctx, s.reader(), accountID, id)
+		return nil, s.safeReadAt(ctx, at, func(db *sql.DB) error {
+			return notFoundOrMerged(ctx, querier{s: s, db: db}, accountID, id)
+		})
 	}
 	return p, err
 }
@@ -88,7 +91,7 @@ func (s *Store) GetPersons(ctx context.Context, accountID string, ids []string) 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		clear(out)
 		for chunk := range slices.Chunk(ids, finishChunk) {
 			var args sqlArgs
@@ -210,9 +213,11 @@ func (a *sqlArgs) inList(ids []string) string {
 func (s *Store) ListPersons(ctx context.Context, accountID string, sel domain.PersonSelection, p domain.PageRequest) (out []domain.Person, total int, err error) {
 	defer named("ListPersons", &err)
 	if sel.Mode == domain.PersonByExternalID || sel.Mode == domain.PersonByEmail {
-		return lookupPersons(ctx, s.reader(), accountID, sel, p)
+		return safePage(ctx, s, func(q querier) ([]domain.Person, int, error) {
+			return lookupPersons(ctx, q, accountID, sel, p)
+		})
 	}
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		switch {
 		case sel.Mode == domain.PersonWindow && sel.ExternalID == nil && len(sel.TagIDs) == 0:
 			out, total, err = personWindow(ctx, q, accountID, sel.Since, sel.NewestFirst, p)

@@ -17,7 +17,7 @@ import (
 func (s *Store) PersonRecord(ctx context.Context, accountID, personID string) (_ *store.PersonRecord, err error) {
 	defer named("PersonRecord", &err)
 	var rec store.PersonRecord
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		p, err := getPerson(ctx, q, accountID, personID)
 		if err != nil {
 			return err
@@ -96,8 +96,10 @@ func (s *Store) ReportBreadcrumbs(ctx context.Context, accountID, personID strin
 		at := args.add(after.ActivityAt.UnixMilli())
 		where += ` AND activity_at >= ` + at + ` AND (activity_at > ` + at + ` OR id > ` + args.add(after.ID) + `)`
 	}
-	return queryAll(ctx, s.reader(), scanBreadcrumb, `SELECT `+breadcrumbColumns+` FROM breadcrumbs WHERE `+where+
-		` ORDER BY activity_at, id LIMIT `+args.add(limit), args...)
+	query := `SELECT ` + breadcrumbColumns + ` FROM breadcrumbs WHERE ` + where + ` ORDER BY activity_at, id LIMIT ` + args.add(limit)
+	return safeValue(ctx, s, func(q querier) ([]domain.Breadcrumb, error) {
+		return queryAll(ctx, q, scanBreadcrumb, query, args...)
+	})
 }
 
 // ReportDeliveries reads one keyset page of the deliveries that carried a
@@ -108,7 +110,7 @@ func (s *Store) ReportBreadcrumbs(ctx context.Context, accountID, personID strin
 func (s *Store) ReportDeliveries(ctx context.Context, accountID, personID string, after *store.DeliveryKey, limit int) (_ []store.ReportedDelivery, err error) {
 	defer named("ReportDeliveries", &err)
 	var out []store.ReportedDelivery
-	err = s.inReadTx(ctx, func(q querier) error {
+	err = s.safeReadTx(ctx, func(q querier) error {
 		out = nil
 		hooks, err := queryAll(ctx, q, scanString, `SELECT id FROM webhooks WHERE account_id = $1`, accountID)
 		if err != nil {

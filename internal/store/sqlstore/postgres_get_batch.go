@@ -33,6 +33,8 @@ const maxGetBatch = 64
 type getCall struct {
 	batchCall
 	accountID, id string
+	// at is where the call's request may read (readsAt).
+	at readAt
 	// The answer: the person, or sql.ErrNoRows, or err.
 	person *domain.Person
 	err    error
@@ -71,8 +73,8 @@ func startFetcher(s *Store) *fetcher {
 }
 
 // get reads the person in the next batch.
-func (f *fetcher) get(ctx context.Context, accountID, id string) (*domain.Person, error) {
-	p, err := f.fetch(ctx, accountID, id)
+func (f *fetcher) get(ctx context.Context, at readAt, accountID, id string) (*domain.Person, error) {
+	p, err := f.fetch(ctx, at, accountID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, domain.NotFound("person", id)
 	}
@@ -81,21 +83,42 @@ func (f *fetcher) get(ctx context.Context, accountID, id string) (*domain.Person
 
 // fetch reads the person in the next batch; sql.ErrNoRows when the account
 // holds no such person.
-func (f *fetcher) fetch(ctx context.Context, accountID, id string) (*domain.Person, error) {
-	call := &getCall{accountID: accountID, id: id}
+func (f *fetcher) fetch(ctx context.Context, at readAt, accountID, id string) (*domain.Person, error) {
+	call := &getCall{accountID: accountID, id: id, at: at}
 	if err := f.do(ctx, call); err != nil {
 		return nil, err
 	}
 	return call.person, call.err
 }
 
-// run answers every call of batch, under ctx.
+// run answers every call of batch, under ctx: on a replica that has caught
+// up with every call's request (the highest floor), when every call may read
+// one, else on the primary; again on the primary when the replica fails.
 func (f *fetcher) run(ctx context.Context, batch []*getCall) {
-	q := f.s.reader()
+	at := batch[0].at
+	for _, call := range batch[1:] {
+		at.replica = at.replica && call.at.replica
+		at.floor = max(at.floor, call.at.floor)
+	}
+	err := f.s.safeReadAt(ctx, at, func(db *sql.DB) error {
+		return f.read(ctx, querier{s: f.s, db: db}, batch)
+	})
+	if err != nil {
+		for _, call := range batch {
+			call.person, call.err = nil, err
+		}
+	}
+}
+
+// read answers every call of batch from q; an error is the whole batch's.
+func (f *fetcher) read(ctx context.Context, q querier, batch []*getCall) error {
 	if len(batch) == 1 {
 		call := batch[0]
 		call.person, call.err = readPerson(ctx, q, call.accountID, call.id)
-		return
+		if errors.Is(call.err, sql.ErrNoRows) {
+			return nil // an answer, not a failure
+		}
+		return call.err
 	}
 	accounts, ids := make([]string, len(batch)), make([]string, len(batch))
 	for i, call := range batch {
@@ -121,14 +144,15 @@ func (f *fetcher) run(ctx context.Context, batch []*getCall) {
 		}
 		return rows.Err()
 	}()
+	if err != nil {
+		return err
+	}
 	for i, call := range batch {
-		switch {
-		case err != nil:
-			call.err = err
-		case found[i] == nil:
-			call.err = sql.ErrNoRows
-		default:
-			call.person = found[i]
+		if found[i] == nil {
+			call.person, call.err = nil, sql.ErrNoRows
+		} else {
+			call.person, call.err = found[i], nil
 		}
 	}
+	return nil
 }

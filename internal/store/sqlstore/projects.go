@@ -27,14 +27,18 @@ func scanProject(sc scanner) (domain.Project, error) {
 // GetProject returns a project of the account.
 func (s *Store) GetProject(ctx context.Context, accountID, id string) (_ *domain.Project, err error) {
 	defer named("GetProject", &err)
-	return getOne(ctx, s.reader(), domain.NotFound("project", id), scanProject,
-		`SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2`, accountID, id)
+	return safeValue(ctx, s, func(q querier) (*domain.Project, error) {
+		return getOne(ctx, q, domain.NotFound("project", id), scanProject,
+			`SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2`, accountID, id)
+	})
 }
 
 // ListProjects pages the account's projects, oldest first.
 func (s *Store) ListProjects(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Project, _ int, err error) {
 	defer named("ListProjects", &err)
-	return listPage(ctx, s.reader(), projectColumns, `projects WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanProject)
+	return safePage(ctx, s, func(q querier) ([]domain.Project, int, error) {
+		return listPage(ctx, q, projectColumns, `projects WHERE account_id = $1`, `created_at, id`, []any{accountID}, p, scanProject)
+	})
 }
 
 // ImportProjects upserts projects by id, all or none.

@@ -189,12 +189,18 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(q querier) error) error {
 // inReadTx runs fn in one read-only transaction, so that its statements
 // see one snapshot.
 func (s *Store) inReadTx(ctx context.Context, fn func(q querier) error) error {
-	tx, err := s.r.BeginTx(ctx, s.dialect.ReadSnapshot)
+	return s.inReadTxOn(ctx, s.r, fn)
+}
+
+// inReadTxOn is inReadTx on db: the reader's pool, or a replica's
+// (safeReadTx).
+func (s *Store) inReadTxOn(ctx context.Context, db *sql.DB, fn func(q querier) error) error {
+	tx, err := db.BeginTx(ctx, s.dialect.ReadSnapshot)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a read-only transaction has nothing to keep
-	q, done := s.txQuerier(ctx, s.r, tx)
+	q, done := s.txQuerier(ctx, db, tx)
 	defer done()
 	if err := fn(q); err != nil {
 		return err

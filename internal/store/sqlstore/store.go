@@ -37,6 +37,9 @@ type Store struct {
 	closers, afterClose []io.Closer
 	// personReads are the dialect's statements reading one person whole.
 	personReads personReads
+	// router sends the reads safe on a replica to one (RouteReads); nil
+	// without replicas.
+	router ReadRouter
 	// keys caches keys read by hash, when the engine turned it on (CacheKeys).
 	keys *keyCache
 	// persons caches Get Person, when the engine turned it on (CachePersons).
@@ -188,6 +191,9 @@ func (s *Store) Close() (err error) {
 	s.gets.close()
 	if s.keys != nil {
 		err = errors.Join(err, s.keys.sync.Close())
+	}
+	if s.router != nil {
+		err = errors.Join(err, s.router.Close())
 	}
 	s.stmts.Range(func(_, v any) bool {
 		v.(*sql.Stmt).Close()

@@ -167,7 +167,7 @@ func (s *Store) TagHolderCounts(ctx context.Context, accountID string, tagIDs []
 		return out, nil
 	}
 	tags := slices.Compact(slices.Sorted(slices.Values(tagIDs)))
-	chunks, err := tagChunks(ctx, s.reader(), accountID, tags)
+	chunks, err := safeValue(ctx, s, func(q querier) ([]map[int64]*chunk, error) { return tagChunks(ctx, q, accountID, tags) })
 	if err != nil {
 		return nil, err
 	}

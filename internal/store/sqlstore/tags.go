@@ -74,7 +74,7 @@ func (s *Store) CreateTag(ctx context.Context, t domain.Tag) (_ domain.Tag, _ bo
 // GetTag returns a live tag of the account.
 func (s *Store) GetTag(ctx context.Context, accountID, id string) (_ *domain.Tag, err error) {
 	defer named("GetTag", &err)
-	return getLiveTag(ctx, s.reader(), accountID, id)
+	return safeValue(ctx, s, func(q querier) (*domain.Tag, error) { return getLiveTag(ctx, q, accountID, id) })
 }
 
 func getLiveTag(ctx context.Context, q querier, accountID, id string) (*domain.Tag, error) {
@@ -90,7 +90,9 @@ func (s *Store) ListTags(ctx context.Context, accountID string, tagContext *stri
 	if tagContext != nil {
 		where += ` AND context = ` + args.add(*tagContext)
 	}
-	return listPage(ctx, s.reader(), tagColumns, where, `created_at, id`, args, p, scanTag)
+	return safePage(ctx, s, func(q querier) ([]domain.Tag, int, error) {
+		return listPage(ctx, q, tagColumns, where, `created_at, id`, args, p, scanTag)
+	})
 }
 
 // UpdateTag renames or moves a live tag. A null member leaves its value as

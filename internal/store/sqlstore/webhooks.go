@@ -131,7 +131,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) (err error)
 // GetWebhook returns one subscription of the account.
 func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (_ *domain.Webhook, err error) {
 	defer named("GetWebhook", &err)
-	return getWebhook(ctx, s.reader(), accountID, id)
+	return safeValue(ctx, s, func(q querier) (*domain.Webhook, error) { return getWebhook(ctx, q, accountID, id) })
 }
 
 func getWebhook(ctx context.Context, q querier, accountID, id string) (*domain.Webhook, error) {
@@ -156,8 +156,10 @@ func (s *Store) scanWebhookRow(r *row, id string) (*domain.Webhook, error) {
 // ListWebhooks pages the account's subscriptions, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, accountID string, p domain.PageRequest) (_ []domain.Webhook, _ int, err error) {
 	defer named("ListWebhooks", &err)
-	return listPage(ctx, s.reader(), webhookColumns, `webhooks WHERE account_id = $1`, `created_at, id`,
-		[]any{accountID}, p, byValue(s.scanWebhook))
+	return safePage(ctx, s, func(q querier) ([]domain.Webhook, int, error) {
+		return listPage(ctx, q, webhookColumns, `webhooks WHERE account_id = $1`, `created_at, id`,
+			[]any{accountID}, p, byValue(s.scanWebhook))
+	})
 }
 
 // UpdateWebhook applies a validated patch in one transaction.
