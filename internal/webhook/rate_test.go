@@ -51,6 +51,12 @@ func TestMaxPerSecondHoldsOverTwoInstances(t *testing.T) {
 	}
 	t.Parallel()
 	testenv.ForEachConfiguration(t, func(t *testing.T, eng testenv.Engine) {
+		if eng.Name == "sqlite" {
+			// A fleet shares a PostgreSQL database; an SQLite file serves
+			// one instance, and under -race its two workers here could not
+			// deliver the 4,000 attempts within three minutes in CI.
+			t.Skip("a fleet of instances runs on PostgreSQL")
+		}
 		const (
 			persons = 2000
 			limit   = 50
