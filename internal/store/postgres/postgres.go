@@ -207,18 +207,10 @@ func poolOf(cfg *pgx.ConnConfig) *sql.DB {
 // (watchServers): no old primary on an older timeline, and the host that
 // answered last first next time.
 func connConfig(url string) (*pgx.ConnConfig, error) {
-	_, q, err := parseURL(url)
+	cfg, err := pooledConnConfig(url)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return nil, err
-	}
-	if !q.Has("default_query_exec_mode") {
-		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	}
-	cfg.BuildContextWatcherHandler = newCancelOnDeadline
 	cfg.OnNotice = noticeSyncCancel
 	onError := cfg.OnPgError
 	cfg.OnPgError = func(c *pgconn.PgConn, e *pgconn.PgError) bool {
@@ -327,4 +319,24 @@ const migrationLockTable = "pds_migration_lock"
 func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// pooledConnConfig is what every connection pds makes needs, a primary's
+// and a replica's alike: statements described rather than named (either
+// may be behind a transaction-mode pooler, unless the URL chooses), and a
+// deadline that cancels the statement on the server.
+func pooledConnConfig(url string) (*pgx.ConnConfig, error) {
+	_, q, err := parseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if !q.Has("default_query_exec_mode") {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
+	cfg.BuildContextWatcherHandler = newCancelOnDeadline
+	return cfg, nil
 }

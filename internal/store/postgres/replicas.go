@@ -461,24 +461,14 @@ func (r *replica) admit(ctx context.Context, c *pgconn.PgConn) error {
 	return nil
 }
 
-// replicaConnConfig is the configuration of a replica's connections: as
-// the primary's (connConfig: statements described, not named, since a
-// replica too may be behind a pooler; a deadline cancels the statement on
-// the server), without what only a primary needs (the check of commits'
-// durability, the timelines of failover).
+// replicaConnConfig is the configuration of a replica's connections: what
+// every connection needs (pooledConnConfig), without what only a primary
+// needs (the check of commits' durability, the timelines of failover).
 func replicaConnConfig(url string) (*pgx.ConnConfig, error) {
-	_, q, err := parseURL(url)
+	cfg, err := pooledConnConfig(url)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return nil, err
-	}
-	if !q.Has("default_query_exec_mode") {
-		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	}
-	cfg.BuildContextWatcherHandler = newCancelOnDeadline
 	cfg.RuntimeParams["application_name"] = "pds replica reads"
 	return cfg, nil
 }
